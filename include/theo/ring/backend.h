@@ -1,0 +1,148 @@
+#pragma once
+// The Backend interface: every ring operation the scheme layer needs, implemented once for the CPU
+// (the reference, backend/cpu/) and once for NVIDIA GPUs (backend/cuda/).
+//
+// Contract shared by all implementations (the CPU backend is the oracle; the CUDA backend must
+// produce identical words):
+//  * Inputs and outputs are canonical residues in [0, q). Outputs may alias inputs of the same
+//    shape (in-place) unless an op says otherwise.
+//  * All operands of an element-wise op have the same n and the same Basis.
+//  * NTT order: forward NTT takes coefficients a_0..a_{N-1} and writes A[i] = a(psi^(2*brev(i)+1))
+//    for i in [0, N), brev = bit reversal over log2 N bits and psi = ntt_root(q, N) (math/primes.h).
+//    INTT is its exact inverse (N^-1 included).
+//  * Automorphism phi_k (k odd, X -> X^k) acts on NTT-domain data as
+//    out[i] = in[brev(((2*brev(i)+1)*k mod 2N - 1) / 2)]   (see ring/automorphism.h).
+//  * BConv (fast basis conversion, Cheddar Eq. 2) from basis S = {s_j} to D = {d_i}, on coefficient
+//    data x (limbs over S). With Q = prod s_j:
+//        t_j = center([x_j * (Q/s_j)^-1]_{s_j})                in (-s_j/2, s_j/2]
+//        y_i = [ sum_j t_j * [Q/s_j]_{d_i} ]_{d_i}              canonical
+//    The sum is exact (no intermediate rounding), so the result is a function of x alone:
+//    y = x + e*Q mod d_i with |e| <= |S|/2. bconv_matmul performs only the second line on input
+//    that already holds [x_j * (Q/s_j)^-1]_{s_j} (the const-mult fused into the INTT before it).
+//  * Ops run in issue order on the backend's stream; host data is visible only after download()
+//    or synchronize().
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "theo/math/modarith.h"
+#include "theo/ring/poly.h"
+
+namespace theo {
+
+enum class BackendKind { kCpu, kCuda };
+
+// The ring a backend serves: degree N = 2^log_n and the table of all primes (PrimeId = index).
+struct RingParams {
+  u32 log_n = 0;
+  std::vector<u32> primes;
+  u32 n() const { return u32{1} << log_n; }
+};
+
+// Host-side BConv tables from `src` to `dst` (see contract above). Built by make_bconv_table().
+struct BConvTable {
+  Basis src;
+  Basis dst;
+  std::vector<u32> src_hat_inv;  // [j] = (Q/s_j)^-1 mod s_j, canonical
+  std::vector<u32> matrix;       // [i * src.size + j] = (Q/s_j) mod d_i, canonical
+};
+BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basis& dst);
+
+// A BConvTable prepared by one backend (e.g. uploaded to the device). Immutable, shareable.
+class BConvPlan {
+ public:
+  explicit BConvPlan(BConvTable table) : table_(std::move(table)) {}
+  virtual ~BConvPlan() = default;
+  const BConvTable& table() const { return table_; }
+  const Basis& src() const { return table_.src; }
+  const Basis& dst() const { return table_.dst; }
+
+ private:
+  BConvTable table_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual BackendKind kind() const = 0;
+  virtual std::string name() const = 0;  // e.g. "cpu (2 threads)", "cuda (NVIDIA H200)"
+  const RingParams& ring() const { return ring_; }
+  u32 n() const { return ring_.n(); }
+  const Modulus& modulus(PrimeId id) const { return moduli_[id]; }
+
+  // ---- memory -------------------------------------------------------------------------------
+  virtual std::shared_ptr<Allocator> allocator() = 0;
+  RnsPoly make_poly(const Basis& basis) { return RnsPoly(allocator(), n(), basis); }
+  virtual void upload(const u32* host, PolyRef dst) = 0;
+  virtual void download(ConstPolyRef src, u32* host) = 0;
+  virtual void copy(ConstPolyRef src, PolyRef dst) = 0;
+  virtual void fill_zero(PolyRef dst) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- NTT ----------------------------------------------------------------------------------
+  // In place, batched over all limbs of all polys. Optional per-limb constants (one per limb of
+  // the polys, which then must share their Basis) are multiplied in for free: before the forward
+  // transform (ntt) or after the inverse one (intt).
+  virtual void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {}) = 0;
+  virtual void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {}) = 0;
+
+  // ---- basis conversion ---------------------------------------------------------------------
+  virtual std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) = 0;
+  // Full BConv (const mult + matrix mult) of coefficient data `in` (plan.src) into `out` (plan.dst).
+  virtual void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  // Matrix mult only: `in` already holds [x_j * (Q/s_j)^-1]_{s_j}.
+  virtual void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+
+  // ---- element-wise (per limb, canonical in and out) ----------------------------------------
+  virtual void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  virtual void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  virtual void neg(ConstPolyRef a, PolyRef out) = 0;
+  virtual void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  // out = a * b + c
+  virtual void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) = 0;
+  // out_i = a_i * s_i, one constant per limb
+  virtual void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  // out_i = a_i + s_i (every coefficient / evaluation of limb i)
+  virtual void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  // out_i = a_i * s_i + b_i
+  virtual void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                              PolyRef out) = 0;
+  // out_i = (a_i - b_i) * s_i   (rescale / ModDown tail)
+  virtual void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                              PolyRef out) = 0;
+  // Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
+  virtual void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                      PolyRef d0, PolyRef d1, PolyRef d2) = 0;
+  // KeyMult over all digits in one pass: out0 = sum_k d_k * kb_k, out1 = sum_k d_k * ka_k.
+  // All operands share one Basis; out0/out1 must not alias inputs.
+  virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                        std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
+  // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
+  virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
+
+  // ---- automorphism (NTT domain) ------------------------------------------------------------
+  // out = phi_k(in); out must not alias in.
+  virtual void automorphism(ConstPolyRef in, u32 k, PolyRef out) = 0;
+  // out = sum_i phi_{k_i}(in_i) (+ out if accumulate); out must not alias any input (Par.4).
+  virtual void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks,
+                                PolyRef out, bool accumulate) = 0;
+
+ protected:
+  explicit Backend(RingParams ring);
+  RingParams ring_;
+  std::vector<Modulus> moduli_;
+};
+
+// The CPU reference backend; threads = 0 picks the hardware concurrency.
+std::unique_ptr<Backend> make_cpu_backend(const RingParams& ring, unsigned threads = 0);
+// The CUDA backend on the current device; throws BackendError when built without CUDA or no GPU.
+std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring);
+// True when this build has the CUDA backend and a usable GPU is present.
+bool cuda_available();
+// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU.
+std::unique_ptr<Backend> make_default_backend(const RingParams& ring);
+
+}  // namespace theo
