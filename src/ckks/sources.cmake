@@ -1,1 +1,14 @@
 # Sources of src/ckks
+list(APPEND THEO_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/rns_util.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/context.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/level_tables.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/special_fft.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/encoder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_generator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/encryptor.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_switcher.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/serialization.cpp)

@@ -1,1 +1,11 @@
 # Sources of src/ring
+list(APPEND THEO_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/basis.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/backend.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bconv_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ntt_tables.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shape_checks.cpp)
+# Without the CUDA backend, make_cuda_backend / cuda_available still need a definition.
+if(NOT THEO_HAVE_CUDA)
+  list(APPEND THEO_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_stubs.cpp)
+endif()

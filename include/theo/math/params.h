@@ -19,7 +19,8 @@
 namespace theo {
 
 struct ParameterSet {
-  std::string name;  // preset or file stem; informational
+  std::string name;     // preset or file stem; informational (JSON "name", optional)
+  std::string comment;  // free text (JSON "comment", optional); informational
   u32 log_degree = 0;
   u32 log_default_scale = 0;
   bool boot = false;
@@ -38,12 +39,16 @@ struct ParameterSet {
   u32 max_level() const { return static_cast<u32>(level_config.size()) - 1; }
   u32 alpha() const { return static_cast<u32>(auxiliary_primes.size()); }
   u32 limbs_at(u32 level) const { return level_config.at(level)[0] + level_config.at(level)[1]; }
-  u32 max_limbs() const;  // limbs of the largest level
-  u32 dnum() const;       // key-switching digits: ceil(max_limbs / alpha)
+  // Limbs of Q_max, the union of all levels' primes (max main count + max terminal count); equal
+  // to the top level's limbs when the top level holds every prime (bootstrappable sets).
+  u32 max_limbs() const;
+  u32 dnum() const;  // key-switching digits: ceil(max_limbs / alpha)
   // 32 when every prime is < 2^31 (this library's word size), else 64.
   u32 word_bits() const;
   double log2_q(u32 level) const;  // log2 of the level's ciphertext modulus
   double log2_pq() const;          // log2 of P * Q_max (all primes)
+
+  bool operator==(const ParameterSet&) const = default;
 };
 
 // Parse / serialize. Errors throw ParameterError naming the JSON field and the offending value.

@@ -1,0 +1,68 @@
+#include "host_info.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+namespace theo::bench {
+
+namespace {
+
+// First line of a shell command's output, or "" when it fails.
+std::string first_line(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::array<char, 512> buf{};
+  std::string out;
+  if (std::fgets(buf.data(), static_cast<int>(buf.size()), p)) out = buf.data();
+  const int rc = pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return rc == 0 ? out : "";
+}
+
+std::string git(const std::string& args) {
+  return first_line("git -C '" THEO_SOURCE_DIR "' " + args + " 2>/dev/null");
+}
+
+}  // namespace
+
+std::string git_commit() {
+  const std::string now = git("rev-parse HEAD");
+  return now.empty() ? std::string(THEO_BENCH_GIT_COMMIT) : now;
+}
+
+bool git_dirty() {
+  return !git("status --porcelain --untracked-files=no").empty();
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "unknown";
+  return buf.data();
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+}  // namespace theo::bench

@@ -1,0 +1,199 @@
+// theo_bench: times registered benchmark cases and prints one JSON record per (op, limbs), after a
+// header record that says what ran where. See bench/NOTES.md for the traffic models.
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "bench_case.h"
+#include "host_info.h"
+#include "theo/math/primes.h"
+#include "timing.h"
+
+namespace theo::bench {
+namespace {
+
+struct Options {
+  std::string backend = "cpu";
+  std::vector<std::string> ops;  // empty: every registered case
+  u32 n = 1u << 16;
+  std::vector<u32> limbs = {12, 24, 48};
+  u32 alpha = 12;
+  u32 dnum = 0;
+  unsigned reps = 20;
+  unsigned warmup = 3;
+  unsigned threads = 0;
+  u64 seed = 1;
+  std::string out;
+  bool list = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> parts;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) parts.push_back(item);
+  return parts;
+}
+
+[[noreturn]] void usage(const std::string& error) {
+  std::cerr
+      << "theo_bench: " << error << "\n"
+      << "usage: theo_bench [--backend cpu|cuda] [--ops ntt,intt,...] [--n 65536]\n"
+         "                  [--limbs 12,24,48] [--alpha 12] [--dnum D] [--reps 20]\n"
+         "                  [--warmup 3] [--threads T] [--seed S] [--out file.json] [--list]\n";
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list") {
+      o.list = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage("missing value after " + a);
+    const std::string v = argv[++i];
+    try {
+      if (a == "--backend")
+        o.backend = v;
+      else if (a == "--ops")
+        o.ops = split(v);
+      else if (a == "--n")
+        o.n = static_cast<u32>(std::stoul(v));
+      else if (a == "--limbs") {
+        o.limbs.clear();
+        for (const auto& l : split(v))
+          o.limbs.push_back(static_cast<u32>(std::stoul(l)));
+      } else if (a == "--alpha")
+        o.alpha = static_cast<u32>(std::stoul(v));
+      else if (a == "--dnum")
+        o.dnum = static_cast<u32>(std::stoul(v));
+      else if (a == "--reps")
+        o.reps = static_cast<unsigned>(std::stoul(v));
+      else if (a == "--warmup")
+        o.warmup = static_cast<unsigned>(std::stoul(v));
+      else if (a == "--threads")
+        o.threads = static_cast<unsigned>(std::stoul(v));
+      else if (a == "--seed")
+        o.seed = std::stoull(v);
+      else if (a == "--out")
+        o.out = v;
+      else
+        usage("unknown option " + a);
+    } catch (const std::logic_error&) {
+      usage("bad value '" + v + "' for " + a);
+    }
+  }
+  if (o.backend != "cpu" && o.backend != "cuda") usage("--backend must be cpu or cuda");
+  if (o.n < 1024 || o.n > (1u << 17) || (o.n & (o.n - 1)) != 0)
+    usage("--n must be a power of two in [2^10, 2^17]");
+  if (o.limbs.empty() || o.reps == 0 || o.alpha == 0) usage("--limbs, --reps, --alpha must be > 0");
+  return o;
+}
+
+u32 log2_exact(u32 n) {
+  u32 l = 0;
+  while ((1u << l) < n)
+    ++l;
+  return l;
+}
+
+int run(const Options& o) {
+  const auto& cases = registered_cases();
+  if (o.list) {
+    for (const auto& c : cases)
+      std::cout << c.name << "\tbytes = " << c.bytes_formula << "\n";
+    return 0;
+  }
+  std::vector<const BenchCase*> selected;
+  if (o.ops.empty()) {
+    for (const auto& c : cases)
+      selected.push_back(&c);
+  } else {
+    for (const auto& name : o.ops) {
+      const BenchCase* found = nullptr;
+      for (const auto& c : cases)
+        if (c.name == name) found = &c;
+      if (!found) usage("unknown op '" + name + "' (see --list)");
+      selected.push_back(found);
+    }
+  }
+
+  // One ring for the whole sweep: the largest L plus alpha auxiliary primes.
+  u32 max_l = 0;
+  for (u32 l : o.limbs)
+    max_l = std::max(max_l, l);
+  RingParams ring;
+  ring.log_n = log2_exact(o.n);
+  ring.primes = find_ntt_primes(ring.log_n, 30, max_l + o.alpha);
+  std::unique_ptr<Backend> backend =
+      o.backend == "cuda" ? make_cuda_backend(ring) : make_cpu_backend(ring, o.threads);
+
+  nlohmann::json header = {{"record", "header"},
+                           {"git_commit", git_commit()},
+                           {"git_dirty", git_dirty()},
+                           {"date", utc_now()},
+                           {"host", host_name()},
+                           {"cpu", cpu_model()},
+                           {"backend", o.backend},
+                           {"device", backend->name()},
+                           {"n", o.n},
+                           {"alpha", o.alpha},
+                           {"reps", o.reps},
+                           {"warmup", o.warmup},
+                           {"seed", o.seed}};
+  std::cout << header.dump() << std::endl;
+  nlohmann::json results = nlohmann::json::array();
+
+  std::mt19937_64 rng(o.seed);
+  for (const BenchCase* c : selected) {
+    for (u32 l : o.limbs) {
+      CaseParams p{ring.log_n, l, o.alpha, o.dnum};
+      CaseEnv env{*backend, p, Basis::range(0, l), Basis::range(max_l, o.alpha), rng};
+      PreparedCase prepared = c->prepare(env);
+      const Timing t = time_op(*backend, prepared.run, o.warmup, o.reps);
+      nlohmann::json rec = {{"record", "op"},
+                            {"op", c->name},
+                            {"n", o.n},
+                            {"limbs", l},
+                            {"backend", o.backend},
+                            {"device", backend->name()},
+                            {"median_us", t.median_us},
+                            {"p10_us", t.p10_us},
+                            {"p90_us", t.p90_us},
+                            {"reps", t.reps},
+                            {"bytes_moved_model", prepared.bytes_moved},
+                            {"achieved_GBps", prepared.bytes_moved / (t.median_us * 1e3)}};
+      for (const auto& [k, v] : prepared.extra.items())
+        rec[k] = v;
+      std::cout << rec.dump() << std::endl;
+      results.push_back(std::move(rec));
+    }
+  }
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    if (!f) {
+      std::cerr << "theo_bench: cannot write " << o.out << "\n";
+      return 1;
+    }
+    f << nlohmann::json{{"header", header}, {"results", results}}.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace theo::bench
+
+int main(int argc, char** argv) {
+  try {
+    return theo::bench::run(theo::bench::parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "theo_bench: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,143 @@
+#pragma once
+// The CKKS Context: one parameter set, one ring backend and every table the scheme needs, built
+// once and immutable afterwards (so a Context may be shared by several threads).
+//
+// Prime table (RingParams.primes, PrimeId = index), inverted-terminal order:
+//   [tau_{T-1} .. tau_0, q_0 .. q_{M-1}, p_0 .. p_{alpha-1}]
+// Level l with level_config[l] = {m, t} is the contiguous id window [T - t, T + m).
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "theo/math/bigint.h"
+#include "theo/math/params.h"
+#include "theo/ring/backend.h"
+
+namespace theo {
+
+enum class BackendChoice {
+  kAuto,  // make_default_backend: THEO_BACKEND, else CUDA when available, else CPU
+  kCpu,
+  kCuda,
+};
+
+struct ContextOptions {
+  BackendChoice backend = BackendChoice::kAuto;
+  bool allow_insecure = false;  // load parameter sets below 128-bit security (tests only)
+  unsigned threads = 0;         // CPU backend threads (0: hardware concurrency)
+  // Two scales are "equal" when |a/b - 1| <= scale_tolerance (else ScaleError).
+  double scale_tolerance = 0x1p-30;
+};
+
+// One key-switching digit at one level: the level's limbs [start, start + count), which are the
+// level's share of prime chunk `chunk` (chunk k = ids [k*alpha, (k+1)*alpha) of Q_max).
+struct DigitPlan {
+  u32 chunk = 0;
+  u32 start = 0;
+  u32 count = 0;
+  // BConv const-mult (D/d_j)^-1 mod d_j, fused into the INTT of the digit.
+  std::vector<u32> intt_post_consts;
+  // digit -> the level's limbs before the digit (null when none), and digit -> limbs after it
+  // followed by P. Together they cover (Q_l u P) minus the digit, as two contiguous slices.
+  std::shared_ptr<const BConvPlan> to_before;
+  std::shared_ptr<const BConvPlan> to_after;
+};
+
+// Rational rescale from level l to l-1: leaving primes L = S_l \ S_{l-1} are divided out,
+// entering primes E = S_{l-1} \ S_l are multiplied in (y = (x * Pi_E - r) / Pi_L).
+struct RescalePlan {
+  // Leaving limbs as ranges [offset, offset + count) of level l's limbs (one or two pieces).
+  std::vector<std::array<u32, 2>> leaving;
+  Basis leaving_basis;  // the leaving limbs gathered in that order
+  // Staying limbs: [stay_src, +stay_count) of level l == [stay_dst, +stay_count) of level l-1.
+  u32 stay_src = 0;
+  u32 stay_dst = 0;
+  u32 stay_count = 0;
+  std::shared_ptr<const BConvPlan> bconv;  // leaving_basis -> S_{l-1}
+  // [Pi_E]_l * (Pi_L/l_j)^-1 mod l_j, per leaving limb (fused into the INTT).
+  std::vector<u32> intt_post_consts;
+  // Per limb of S_{l-1}, fused into the NTT of r: Pi_E^-1 on staying limbs, -Pi_L^-1 on entering
+  // ones (where the output is -r * Pi_L^-1 directly).
+  std::vector<u32> ntt_pre_consts;
+  // Pi_E * Pi_L^-1 per staying limb: y = (x - r') * this.
+  std::vector<u32> stay_consts;
+};
+
+struct LevelData {
+  u32 level = 0;
+  u32 main_count = 0;
+  u32 terminal_count = 0;
+  u32 first_id = 0;  // T - terminal_count
+  u32 limbs = 0;
+  Basis q_basis;   // S_l
+  Basis pq_basis;  // S_l followed by P
+  long double scale = 0;       // default scale Delta_l
+  long double rescale_ratio = 0;  // r_l = Q_l / Q_{l-1} (level >= 1)
+  double log2_q = 0;
+  std::vector<DigitPlan> digits;
+  // ModDown P -> S_l: (P/p_j)^-1 mod p_j fused into the INTT, then P^-1 mod q_i.
+  std::shared_ptr<const BConvPlan> mod_down;
+  std::vector<u32> mod_down_intt_consts;
+  std::vector<u32> p_inv;
+  RescalePlan rescale;  // to level - 1 (empty at level 0)
+  std::shared_ptr<const CrtReconstructor> crt;  // over S_l, for decoding
+};
+
+class Context {
+ public:
+  // Validates the set (ParameterError), refuses 64-bit sets, checks 128-bit security
+  // (SecurityError unless options.allow_insecure) and builds the backend and all tables.
+  static std::shared_ptr<const Context> create(const ParameterSet& params,
+                                               const ContextOptions& options = {});
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  u64 id() const { return id_; }  // unique per process; stamped on every object made from it
+  const ParameterSet& params() const { return params_; }
+  const ContextOptions& options() const { return options_; }
+  // The backend executes ops; the Context itself never changes after creation.
+  Backend& backend() const { return *backend_; }
+  const RingParams& ring() const { return ring_; }
+
+  u32 n() const { return ring_.n(); }
+  u32 log_n() const { return ring_.log_n; }
+  u32 max_slots() const { return n() / 2; }
+  u32 max_level() const { return static_cast<u32>(levels_.size()) - 1; }
+  u32 terminal_count() const { return terminal_count_; }  // T
+  u32 main_count() const { return main_count_; }          // M
+  u32 alpha() const { return alpha_; }
+  u32 dnum() const { return dnum_; }  // key-switching digits of a Q_max key
+  u32 q_max_limbs() const { return terminal_count_ + main_count_; }
+  Basis q_max_basis() const { return Basis::range(0, q_max_limbs()); }
+  Basis p_basis() const { return Basis::range(q_max_limbs(), alpha_); }
+  Basis key_basis() const { return Basis::range(0, q_max_limbs() + alpha_); }  // Q_max u P
+  u32 prime(PrimeId id) const { return ring_.primes[id]; }
+
+  // Throws LevelError naming the level when it does not exist.
+  const LevelData& level(u32 l) const;
+  long double default_scale(u32 l) const { return level(l).scale; }
+  u32 default_encryption_level() const { return params_.default_encryption_level; }
+  double scale_tolerance() const { return options_.scale_tolerance; }
+
+ private:
+  Context(const ParameterSet& params, const ContextOptions& options);
+  void build_levels();
+
+  u64 id_ = 0;
+  ParameterSet params_;
+  ContextOptions options_;
+  RingParams ring_;
+  std::unique_ptr<Backend> backend_;
+  u32 terminal_count_ = 0;
+  u32 main_count_ = 0;
+  u32 alpha_ = 0;
+  u32 dnum_ = 0;
+  std::vector<LevelData> levels_;
+};
+
+using ContextPtr = std::shared_ptr<const Context>;
+
+}  // namespace theo

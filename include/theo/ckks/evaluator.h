@@ -1,0 +1,101 @@
+#pragma once
+// Homomorphic operations. The Evaluator holds no mutable state: one instance may be used by
+// several threads. Every op validates its inputs first (ContextError for empty objects or objects
+// of another Context, ScaleError for scales that differ beyond the Context's tolerance, LevelError
+// for exhausted levels, MissingKeyError for absent rotation keys) and a failed call leaves its
+// inputs unchanged. Operands at different levels are brought to the lower level (level_down).
+
+#include <complex>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "theo/ckks/ciphertext.h"
+#include "theo/ckks/context.h"
+#include "theo/ckks/key_switcher.h"
+#include "theo/ckks/keys.h"
+
+namespace theo {
+
+class Evaluator {
+ public:
+  explicit Evaluator(std::shared_ptr<const Context> ctx);
+
+  Ciphertext clone(const Ciphertext& ct) const;
+  Plaintext clone(const Plaintext& pt) const;
+
+  // ---- additive ------------------------------------------------------------------------------
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  void add_inplace(Ciphertext& a, const Ciphertext& b) const;
+  void sub_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext add_plain(const Ciphertext& a, const Plaintext& b) const;
+  Ciphertext sub_plain(const Ciphertext& a, const Plaintext& b) const;
+  void add_plain_inplace(Ciphertext& a, const Plaintext& b) const;
+  void sub_plain_inplace(Ciphertext& a, const Plaintext& b) const;
+  // Adds c to every slot (c encoded exactly at the ciphertext's scale).
+  Ciphertext add_const(const Ciphertext& a, std::complex<double> c) const;
+  void add_const_inplace(Ciphertext& a, std::complex<double> c) const;
+  Ciphertext negate(const Ciphertext& a) const;
+  void negate_inplace(Ciphertext& a) const;
+
+  // ---- multiplicative ------------------------------------------------------------------------
+  // Tensor product without relinearization: a 3-polynomial ciphertext.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rlk) const;
+  Ciphertext square(const Ciphertext& a, const RelinKey& rlk) const;
+  Ciphertext relinearize(const Ciphertext& a, const RelinKey& rlk) const;
+  void relinearize_inplace(Ciphertext& a, const RelinKey& rlk) const;
+  // HMult + relinearize + rescale in one call.
+  Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
+                                    const RelinKey& rlk) const;
+  Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& b) const;
+  void multiply_plain_inplace(Ciphertext& a, const Plaintext& b) const;
+  // Multiplies every slot by c; c is encoded at scale `const_scale` (default Delta_level), which
+  // the result's scale is multiplied by. Complex c = x + iy is applied as x*ct + y*(X^(N/2) ct).
+  Ciphertext multiply_const(const Ciphertext& a, std::complex<double> c,
+                            std::optional<long double> const_scale = std::nullopt) const;
+  void multiply_const_inplace(Ciphertext& a, std::complex<double> c,
+                              std::optional<long double> const_scale = std::nullopt) const;
+  // Multiplies by an integer (the scale is unchanged, the slot values are multiplied by k).
+  Ciphertext multiply_integer(const Ciphertext& a, i64 k) const;
+  // Multiplies by the monomial X^k (k any integer; X^N = -1). X^(N/2) multiplies slots by i.
+  Ciphertext multiply_monomial(const Ciphertext& a, i64 k) const;
+
+  // ---- levels --------------------------------------------------------------------------------
+  // Rational rescale to level - 1; the scale is divided by r_l = Q_l / Q_{l-1}.
+  Ciphertext rescale(const Ciphertext& a) const;
+  void rescale_inplace(Ciphertext& a) const;
+  // Moves to a lower level keeping the value: per level, multiply by an integer K and rescale so
+  // that the scale lands at Delta_level (or target_scale at the last step). Plain limb dropping
+  // when Q_level divides Q_l and the scale already matches.
+  Ciphertext level_down(const Ciphertext& a, u32 level,
+                        std::optional<long double> target_scale = std::nullopt) const;
+  void level_down_inplace(Ciphertext& a, u32 level,
+                          std::optional<long double> target_scale = std::nullopt) const;
+
+  // ---- automorphisms -------------------------------------------------------------------------
+  // Left rotation by r slots (negative: right).
+  Ciphertext rotate(const Ciphertext& a, int r, const GaloisKeys& keys) const;
+  void rotate_inplace(Ciphertext& a, int r, const GaloisKeys& keys) const;
+  Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& keys) const;
+  // Several rotations of one ciphertext sharing one ModUp.
+  std::vector<Ciphertext> rotate_hoisted(const Ciphertext& a, std::span<const int> rotations,
+                                         const GaloisKeys& keys) const;
+  std::vector<Ciphertext> rotate_hoisted(const Ciphertext& a, std::initializer_list<int> rotations,
+                                         const GaloisKeys& keys) const {
+    return rotate_hoisted(a, std::span<const int>(rotations.begin(), rotations.size()), keys);
+  }
+  // phi_g for any odd Galois element g that has a key.
+  Ciphertext apply_galois(const Ciphertext& a, u32 galois_element, const GaloisKeys& keys) const;
+
+  const std::shared_ptr<const Context>& context() const { return ctx_; }
+  const KeySwitcher& key_switcher() const { return switcher_; }
+
+ private:
+  std::shared_ptr<const Context> ctx_;
+  KeySwitcher switcher_;
+};
+
+}  // namespace theo

@@ -1,0 +1,50 @@
+#pragma once
+// Key generation. Without a seed the generator is seeded from the operating system; with a seed
+// every key it produces (in the same call order) is bit-identical across runs and backends.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "theo/ckks/context.h"
+#include "theo/ckks/keys.h"
+#include "theo/math/prng.h"
+
+namespace theo {
+
+class KeyGenerator {
+ public:
+  explicit KeyGenerator(std::shared_ptr<const Context> ctx);
+  KeyGenerator(std::shared_ptr<const Context> ctx, const Prng::Seed& seed);
+
+  // Dense secret: hamming weight = dense_hamming_weight (N/2 when the set says 0).
+  SecretKey create_secret_key();
+  // Sparse secret (bootstrapping): hamming weight = sparse_hamming_weight; ParameterError if 0.
+  SecretKey create_sparse_secret_key();
+  SecretKey create_secret_key_with_weight(u32 hamming_weight);
+
+  PublicKey create_public_key(const SecretKey& sk);
+  RelinKey create_relin_key(const SecretKey& sk);
+  // Keys for left rotations by each r (any sign, taken mod N/2), plus conjugation on request.
+  GaloisKeys create_galois_keys(const SecretKey& sk, std::span<const int> rotations,
+                                bool with_conjugation = false);
+  GaloisKeys create_galois_keys(const SecretKey& sk, std::initializer_list<int> rotations,
+                                bool with_conjugation = false) {
+    return create_galois_keys(sk, std::span<const int>(rotations.begin(), rotations.size()),
+                              with_conjugation);
+  }
+  GaloisKeys create_conjugation_key(const SecretKey& sk) {
+    return create_galois_keys(sk, std::span<const int>{}, true);
+  }
+  // Adds keys for more Galois elements to an existing set.
+  void add_galois_keys(const SecretKey& sk, std::span<const u32> galois_elements,
+                       GaloisKeys& keys);
+  // Generic switching key s' -> s; s' given in the NTT domain over key_basis().
+  SwitchingKey create_switching_key(const SecretKey& sk, ConstPolyRef s_prime);
+
+ private:
+  std::shared_ptr<const Context> ctx_;
+  Prng prng_;
+};
+
+}  // namespace theo

@@ -1,0 +1,30 @@
+#pragma once
+// Argument checks shared by the backends, so that every backend rejects the same calls with the
+// same messages. All are O(limbs) at most: they run once per call, never per word.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "theo/ring/backend.h"
+
+namespace theo::checks {
+
+// n equals the ring degree, every prime id exists, data is non-null when there are words.
+void poly(std::string_view op, std::string_view arg, const Backend& be, ConstPolyRef p);
+// `b` has the shape (n and Basis) of `a`.
+void same_shape(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::string_view arg_b,
+                ConstPolyRef b);
+// One canonical constant per limb of `p`.
+void limb_consts(std::string_view op, std::string_view arg, const Backend& be, ConstPolyRef p,
+                 std::span<const u32> consts);
+// The word ranges of `a` and `b` do not overlap.
+void no_alias(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::string_view arg_b,
+              ConstPolyRef b);
+// "name[i]", for naming one element of a span argument.
+std::string indexed(std::string_view name, std::size_t i);
+// Span lengths agree.
+void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
+                std::size_t b);
+
+}  // namespace theo::checks

@@ -1,0 +1,80 @@
+#pragma once
+// The CPU reference backend. Readable kernels, parallel over limbs (and polys x limbs); every
+// other backend is tested against it word for word.
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backend/cpu/host_allocator.h"
+#include "backend/cpu/thread_pool.h"
+#include "theo/ring/backend.h"
+#include "theo/ring/ntt_tables.h"
+
+namespace theo::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(const RingParams& ring, unsigned threads);
+
+  BackendKind kind() const override { return BackendKind::kCpu; }
+  std::string name() const override;
+
+  std::shared_ptr<Allocator> allocator() override { return alloc_; }
+  void upload(const u32* host, PolyRef dst) override;
+  void download(ConstPolyRef src, u32* host) override;
+  void copy(ConstPolyRef src, PolyRef dst) override;
+  void fill_zero(PolyRef dst) override;
+  void synchronize() override {}
+
+  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) override;
+  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) override;
+
+  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) override;
+  void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
+  void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
+
+  void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void neg(ConstPolyRef a, PolyRef out) override;
+  void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override;
+  void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
+  void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
+  void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b, PolyRef out) override;
+  void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s, PolyRef out) override;
+  void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+              PolyRef d1, PolyRef d2) override;
+  void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
+  void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;
+
+  void automorphism(ConstPolyRef in, u32 k, PolyRef out) override;
+  void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
+                        bool accumulate) override;
+
+ private:
+  // Built on first use: a ring may list many primes that a given run never transforms.
+  const NttTable& ntt_table(PrimeId id);
+  // src[i] of out[i] = in[src[i]] for phi_k on NTT-domain data.
+  std::vector<u32> automorphism_map(u32 k) const;
+  // One NTT job per limb of every poly, so a batch of small polys still spreads over all threads.
+  struct LimbJob {
+    u32* data;
+    const NttTable* table;
+    const u32* c;
+  };
+  std::vector<LimbJob> ntt_jobs(std::string_view op, std::string_view consts_name,
+                                std::span<const PolyRef> polys, std::span<const u32> consts);
+  // fn(limb) for every limb, in parallel.
+  void for_limbs(u32 limbs, const std::function<void(u32)>& fn);
+  void check(std::string_view op, std::string_view arg, ConstPolyRef p) const;
+
+  std::shared_ptr<HostAllocator> alloc_;
+  ThreadPool pool_;
+  std::vector<u32> brev_;  // bit reversal over log_n bits
+  std::unique_ptr<std::once_flag[]> table_once_;
+  std::vector<std::unique_ptr<NttTable>> tables_;
+};
+
+}  // namespace theo::cpu

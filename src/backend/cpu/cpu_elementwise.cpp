@@ -1,0 +1,232 @@
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#include "theo/ring/shape_checks.h"
+
+namespace theo::cpu {
+
+// Every op here is per limb and per word; aliasing an output with an input of the same shape is
+// safe because each word is read before it is written.
+
+void CpuBackend::add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  check("add", "a", a);
+  checks::same_shape("add", "a", a, "b", b);
+  checks::same_shape("add", "a", a, "out", out);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const u32 *x = a.limb(l), *y = b.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = add_mod(x[c], y[c], q);
+  });
+}
+
+void CpuBackend::sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  check("sub", "a", a);
+  checks::same_shape("sub", "a", a, "b", b);
+  checks::same_shape("sub", "a", a, "out", out);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const u32 *x = a.limb(l), *y = b.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = sub_mod(x[c], y[c], q);
+  });
+}
+
+void CpuBackend::neg(ConstPolyRef a, PolyRef out) {
+  check("neg", "a", a);
+  checks::same_shape("neg", "a", a, "out", out);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const u32* x = a.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = neg_mod(x[c], q);
+  });
+}
+
+void CpuBackend::mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  check("mul", "a", a);
+  checks::same_shape("mul", "a", a, "b", b);
+  checks::same_shape("mul", "a", a, "out", out);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const Modulus& m = modulus(a.basis[l]);
+    const u32 *x = a.limb(l), *y = b.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = mul_mod(x[c], y[c], m);
+  });
+}
+
+void CpuBackend::mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) {
+  check("mul_add", "a", a);
+  checks::same_shape("mul_add", "a", a, "b", b);
+  checks::same_shape("mul_add", "a", a, "c", c);
+  checks::same_shape("mul_add", "a", a, "out", out);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const Modulus& m = modulus(a.basis[l]);
+    const u32 *x = a.limb(l), *y = b.limb(l), *w = c.limb(l);
+    u32* z = out.limb(l);
+    for (u32 i = 0; i < a.n; ++i)
+      z[i] = add_mod(mul_mod(x[i], y[i], m), w[i], m.q);
+  });
+}
+
+void CpuBackend::mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
+  check("mul_scalar", "a", a);
+  checks::same_shape("mul_scalar", "a", a, "out", out);
+  checks::limb_consts("mul_scalar", "s", *this, a, s);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const ShoupConst w = make_shoup(s[l], q);
+    const u32* x = a.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = shoup_mul(x[c], w, q);
+  });
+}
+
+void CpuBackend::add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
+  check("add_scalar", "a", a);
+  checks::same_shape("add_scalar", "a", a, "out", out);
+  checks::limb_consts("add_scalar", "s", *this, a, s);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const u32 v = s[l];
+    const u32* x = a.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = add_mod(x[c], v, q);
+  });
+}
+
+void CpuBackend::mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                                PolyRef out) {
+  check("mul_scalar_add", "a", a);
+  checks::same_shape("mul_scalar_add", "a", a, "b", b);
+  checks::same_shape("mul_scalar_add", "a", a, "out", out);
+  checks::limb_consts("mul_scalar_add", "s", *this, a, s);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const ShoupConst w = make_shoup(s[l], q);
+    const u32 *x = a.limb(l), *y = b.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = add_mod(shoup_mul(x[c], w, q), y[c], q);
+  });
+}
+
+void CpuBackend::sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                                PolyRef out) {
+  check("sub_mul_scalar", "a", a);
+  checks::same_shape("sub_mul_scalar", "a", a, "b", b);
+  checks::same_shape("sub_mul_scalar", "a", a, "out", out);
+  checks::limb_consts("sub_mul_scalar", "s", *this, a, s);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const u32 q = modulus(a.basis[l]).q;
+    const ShoupConst w = make_shoup(s[l], q);
+    const u32 *x = a.limb(l), *y = b.limb(l);
+    u32* z = out.limb(l);
+    for (u32 c = 0; c < a.n; ++c)
+      z[c] = shoup_mul(sub_mod(x[c], y[c], q), w, q);
+  });
+}
+
+void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                        PolyRef d0, PolyRef d1, PolyRef d2) {
+  constexpr std::string_view op = "tensor";
+  check(op, "a0", a0);
+  checks::same_shape(op, "a0", a0, "a1", a1);
+  checks::same_shape(op, "a0", a0, "b0", b0);
+  checks::same_shape(op, "a0", a0, "b1", b1);
+  checks::same_shape(op, "a0", a0, "d0", d0);
+  checks::same_shape(op, "a0", a0, "d1", d1);
+  checks::same_shape(op, "a0", a0, "d2", d2);
+  checks::no_alias(op, "d0", d0, "d1", d1);
+  checks::no_alias(op, "d0", d0, "d2", d2);
+  checks::no_alias(op, "d1", d1, "d2", d2);
+  for_limbs(a0.limbs(), [&](u32 l) {
+    const Modulus& m = modulus(a0.basis[l]);
+    const u32 *x0 = a0.limb(l), *x1 = a1.limb(l), *y0 = b0.limb(l), *y1 = b1.limb(l);
+    u32 *z0 = d0.limb(l), *z1 = d1.limb(l), *z2 = d2.limb(l);
+    for (u32 c = 0; c < a0.n; ++c) {
+      const u32 u0 = x0[c], u1 = x1[c], v0 = y0[c], v1 = y1[c];
+      z0[c] = mul_mod(u0, v0, m);
+      z1[c] = add_mod(mul_mod(u0, v1, m), mul_mod(u1, v0, m), m.q);
+      z2[c] = mul_mod(u1, v1, m);
+    }
+  });
+}
+
+void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                          std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
+  constexpr std::string_view op = "key_mult";
+  check(op, "out0", out0);
+  checks::same_shape(op, "out0", out0, "out1", out1);
+  checks::no_alias(op, "out0", out0, "out1", out1);
+  checks::same_count(op, "digits", digits.size(), "kb", kb.size());
+  checks::same_count(op, "digits", digits.size(), "ka", ka.size());
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    for (const auto& [arg, p] :
+         {std::pair{"digits", digits[k]}, std::pair{"kb", kb[k]}, std::pair{"ka", ka[k]}}) {
+      const std::string name = checks::indexed(arg, k);
+      checks::same_shape(op, "out0", out0, name, p);
+      checks::no_alias(op, name, p, "out0", out0);
+      checks::no_alias(op, name, p, "out1", out1);
+    }
+  }
+  const std::size_t dnum = digits.size();
+  for_limbs(out0.limbs(), [&](u32 l) {
+    const Modulus& m = modulus(out0.basis[l]);
+    const i64 q = m.q;
+    u32 *z0 = out0.limb(l), *z1 = out1.limb(l);
+    for (u32 c = 0; c < out0.n; ++c) {
+      // Sums of d*k*2^-32 kept in (-q, q); one final SMR by 2^64 mod q removes the 2^-32.
+      i64 s0 = 0, s1 = 0;
+      for (std::size_t k = 0; k < dnum; ++k) {
+        const i64 d = digits[k].limb(l)[c];
+        s0 += smr(d * kb[k].limb(l)[c], m);
+        s1 += smr(d * ka[k].limb(l)[c], m);
+        s0 += (s0 >= q) ? -q : (s0 <= -q) ? q : 0;
+        s1 += (s1 >= q) ? -q : (s1 <= -q) ? q : 0;
+      }
+      z0[c] = canon(smr(s0 * m.r2_mod, m), m.q);
+      z1[c] = canon(smr(s1 * m.r2_mod, m), m.q);
+    }
+  });
+}
+
+void CpuBackend::mul_monomial(ConstPolyRef a, i64 k, PolyRef out) {
+  check("mul_monomial", "a", a);
+  checks::same_shape("mul_monomial", "a", a, "out", out);
+  // Evaluation i sits at psi^(2 brev(i) + 1), where X^k evaluates to psi^((2 brev(i) + 1) k).
+  const i64 two_n = i64{2} << ring_.log_n;
+  const u64 kk = static_cast<u64>(((k % two_n) + two_n) % two_n);
+  const u32 nn = n();
+  // Per evaluation: index into the forward table (fwd[brev(j)] = psi^j) and whether psi^N = -1
+  // flips the sign.
+  std::vector<u32> at(nn);
+  std::vector<std::uint8_t> flip(nn);
+  for (u32 i = 0; i < nn; ++i) {
+    const u32 e =
+        static_cast<u32>((static_cast<u64>(2 * brev_[i] + 1) * kk) % static_cast<u64>(two_n));
+    flip[i] = e >= nn;
+    at[i] = brev_[e >= nn ? e - nn : e];
+  }
+  std::vector<const NttTable*> tables(a.limbs());
+  for (u32 l = 0; l < a.limbs(); ++l)
+    tables[l] = &ntt_table(a.basis[l]);
+  for_limbs(a.limbs(), [&](u32 l) {
+    const NttTable& t = *tables[l];
+    const u32 q = t.q;
+    const u32* x = a.limb(l);
+    u32* z = out.limb(l);
+    for (u32 i = 0; i < nn; ++i) {
+      const u32 v = shoup_mul(x[i], t.fwd[at[i]], q);
+      z[i] = flip[i] ? neg_mod(v, q) : v;
+    }
+  });
+}
+
+}  // namespace theo::cpu

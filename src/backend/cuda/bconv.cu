@@ -1,0 +1,109 @@
+// Fast basis conversion (Cheddar §4.2, lazy reduction): inputs and matrix constants are centered
+// (|t_j| <= s_j / 2, |M_ij| <= d_i / 2, M in Montgomery form), so a product is below d_i 2^29 in
+// magnitude and the accumulator stays a signed 64-bit integer. Every 4 terms it is folded back into
+// [-d_i 2^31, d_i 2^31) by adding or subtracting d_i 2^32, which changes nothing mod d_i and keeps
+// the final signed Montgomery reduction valid. The sum is exact, so the words equal the CPU's.
+//
+// Layout: one thread per coefficient, kTile output limbs accumulated in registers; the block's
+// kTile x |S| slice of the matrix sits in shared memory. Input rows are re-read once per output
+// tile, from L2 for the sizes key switching uses.
+
+#include <algorithm>
+
+#include "backend/cuda/arith.cuh"
+#include "backend/cuda/check.h"
+#include "backend/cuda/kernels.h"
+
+namespace theo::cuda {
+namespace {
+
+__device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
+  if (acc >= bound) return acc - 2 * bound;
+  if (acc < -bound) return acc + 2 * bound;
+  return acc;
+}
+
+template <int kTile, bool kConstMult>
+__global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out,
+                             u32 n) {
+  extern __shared__ i32 smat[];  // [r * src + j]
+  const u32 src = b.src_size;
+  const u32 dst0 = blockIdx.y * kTile;
+  const u32 rows = min(static_cast<u32>(kTile), b.dst_size - dst0);
+  for (u32 e = threadIdx.x; e < kTile * src; e += blockDim.x) {
+    const u32 r = e / src;
+    smat[e] = r < rows ? b.matrix[static_cast<std::size_t>(dst0 + r) * src + (e - r * src)] : 0;
+  }
+  __syncthreads();
+  const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= n) return;
+
+  i64 bound[kTile];
+#pragma unroll
+  for (int r = 0; r < kTile; ++r)
+    bound[r] = static_cast<i64>(b.dst_mod[dst0 + min(static_cast<u32>(r), rows - 1)].q) << 31;
+  i64 acc[kTile];
+#pragma unroll
+  for (int r = 0; r < kTile; ++r)
+    acc[r] = 0;
+
+  // Four source limbs per step: their loads are issued together, then one fold per step.
+  for (u32 j0 = 0; j0 < src; j0 += 4) {
+    u32 x[4];
+#pragma unroll
+    for (u32 jj = 0; jj < 4; ++jj)
+      x[jj] = j0 + jj < src ? in[static_cast<std::size_t>(j0 + jj) * n + idx] : 0u;
+#pragma unroll
+    for (u32 jj = 0; jj < 4; ++jj) {
+      const u32 j = j0 + jj;
+      if (j >= src) break;
+      const Modulus sm = b.src_mod[j];
+      if constexpr (kConstMult) x[jj] = mont_mul_c(x[jj], static_cast<i32>(b.src_hat_inv[j]), sm);
+      const i64 t = center(x[jj], sm.q);
+#pragma unroll
+      for (int r = 0; r < kTile; ++r)
+        acc[r] += t * smat[r * src + j];
+    }
+#pragma unroll
+    for (int r = 0; r < kTile; ++r)
+      acc[r] = fold(acc[r], bound[r]);
+  }
+#pragma unroll
+  for (int r = 0; r < kTile; ++r) {
+    if (static_cast<u32>(r) < rows) {
+      const Modulus dm = b.dst_mod[dst0 + r];
+      out[static_cast<std::size_t>(dst0 + r) * n + idx] =
+          canon(smr(fold(acc[r], bound[r]), dm), dm.q);
+    }
+  }
+}
+
+template <int kTile>
+void launch_tile(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32 n, bool const_mult,
+                 cudaStream_t s) {
+  const dim3 grid((n + threads - 1) / threads, (b.dst_size + kTile - 1) / kTile);
+  const std::size_t smem = static_cast<std::size_t>(kTile) * b.src_size * sizeof(i32);
+  if (const_mult)
+    bconv_kernel<kTile, true><<<grid, threads, smem, s>>>(b, in, out, n);
+  else
+    bconv_kernel<kTile, false><<<grid, threads, smem, s>>>(b, in, out, n);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
+                  bool const_mult, cudaStream_t s) {
+  if (b.dst_size == 0) return;
+  const u32 threads = std::clamp(cfg.threads, 32u, 1024u);
+  // dst_tile 0 = auto: small outputs take tiles of 4 (more threads in flight, less wasted work).
+  const u32 tile = cfg.dst_tile ? cfg.dst_tile : (b.dst_size <= 16 ? 4u : 8u);
+  if (tile >= 16 && b.dst_size >= 16)
+    launch_tile<16>(b, threads, in, out, n, const_mult, s);
+  else if (tile >= 8)
+    launch_tile<8>(b, threads, in, out, n, const_mult, s);
+  else
+    launch_tile<4>(b, threads, in, out, n, const_mult, s);
+}
+
+}  // namespace theo::cuda

@@ -1,0 +1,471 @@
+// The CUDA implementation of theo::Backend: argument checks (shared with the CPU backend, so both
+// reject the same calls), table upload, and kernel dispatch. All data stays on the device.
+
+#include "backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device.h"
+#include "theo/ring/ntt_tables.h"
+#include "theo/ring/shape_checks.h"
+
+namespace theo {
+namespace cuda {
+namespace {
+
+class CudaBConvPlan final : public BConvPlan {
+ public:
+  CudaBConvPlan(BConvTable table, const Backend& be, const std::shared_ptr<Device>& dev)
+      : BConvPlan(std::move(table)) {
+    const BConvTable& t = this->table();
+    const u32 ns = t.src.size, nd = t.dst.size;
+    std::vector<Modulus> sm(ns), dm(nd);
+    std::vector<u32> hat(ns);
+    std::vector<i32> mat(static_cast<std::size_t>(ns) * nd);
+    for (u32 j = 0; j < ns; ++j) {
+      sm[j] = be.modulus(t.src.ids[j]);
+      hat[j] = to_mont(t.src_hat_inv[j], sm[j]);
+    }
+    for (u32 i = 0; i < nd; ++i) {
+      dm[i] = be.modulus(t.dst.ids[i]);
+      for (u32 j = 0; j < ns; ++j) {
+        const std::size_t e = static_cast<std::size_t>(i) * ns + j;
+        mat[e] = center(to_mont(t.matrix[e], dm[i]), dm[i].q);
+      }
+    }
+    src_mod_ = DeviceArray<Modulus>(dev, ns);
+    dst_mod_ = DeviceArray<Modulus>(dev, nd);
+    hat_ = DeviceArray<u32>(dev, ns);
+    mat_ = DeviceArray<i32>(dev, mat.size());
+    src_mod_.upload(sm.data());
+    dst_mod_.upload(dm.data());
+    hat_.upload(hat.data());
+    mat_.upload(mat.data());
+    dev_args_ = BConvDevice{src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), ns, nd};
+  }
+  const BConvDevice& device_args() const { return dev_args_; }
+
+ private:
+  DeviceArray<Modulus> src_mod_, dst_mod_;
+  DeviceArray<u32> hat_;
+  DeviceArray<i32> mat_;
+  BConvDevice dev_args_;
+};
+
+bool aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const RingParams& ring, const Tuning& tuning)
+      : Backend(ring), dev_(std::make_shared<Device>()), tuning_(tuning) {
+    alloc_ = std::make_shared<DeviceAllocator>(dev_);
+    const u32 np = static_cast<u32>(ring_.primes.size());
+    const std::size_t nn = n();
+    std::vector<i32> fwd(np * nn), inv(np * nn);
+    n_inv_mont_.resize(np);
+    for (u32 p = 0; p < np; ++p) {
+      const NttTable t = make_ntt_table(ring_.primes[p], ring_.log_n);
+      const Modulus& m = moduli_[p];
+      for (std::size_t i = 0; i < nn; ++i) {
+        fwd[p * nn + i] = center(to_mont(t.fwd[i].w, m), m.q);
+        inv[p * nn + i] = center(to_mont(t.inv[i].w, m), m.q);
+      }
+      n_inv_mont_[p] = to_mont(t.n_inv.w, m);
+    }
+    mods_ = DeviceArray<Modulus>(dev_, np);
+    fwd_ = DeviceArray<i32>(dev_, fwd.size());
+    inv_ = DeviceArray<i32>(dev_, inv.size());
+    mods_.upload(moduli_.data());
+    fwd_.upload(fwd.data());
+    inv_.upload(inv.data());
+    tables_ = RingTables{mods_.get(), fwd_.get(), inv_.get(), ring_.log_n};
+    clamp_tuning();
+  }
+
+  ~CudaBackend() override {
+    // Tables are freed stream-ordered; make sure no kernel still reads them.
+    cudaStreamSynchronize(dev_->stream());
+  }
+
+  BackendKind kind() const override { return BackendKind::kCuda; }
+  std::string name() const override { return "cuda (" + dev_->props().name + ")"; }
+  cudaStream_t stream() const { return dev_->stream(); }
+  void set_tuning(const Tuning& t) {
+    tuning_ = t;
+    clamp_tuning();
+  }
+
+  std::shared_ptr<Allocator> allocator() override { return alloc_; }
+
+  void upload(const u32* host, PolyRef dst) override {
+    check("upload", "dst", dst);
+    if (dst.words() == 0) return;
+    THEO_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, dst.words() * sizeof(u32),
+                                    cudaMemcpyHostToDevice, stream()));
+    dev_->synchronize();
+  }
+  void download(ConstPolyRef src, u32* host) override {
+    check("download", "src", src);
+    if (src.words() == 0) return;
+    THEO_CUDA_CHECK(cudaMemcpyAsync(host, src.data, src.words() * sizeof(u32),
+                                    cudaMemcpyDeviceToHost, stream()));
+    dev_->synchronize();
+  }
+  void copy(ConstPolyRef src, PolyRef dst) override {
+    check("copy", "src", src);
+    checks::same_shape("copy", "src", src, "dst", dst);
+    if (src.words() == 0 || src.data == dst.data) return;
+    THEO_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, src.words() * sizeof(u32),
+                                    cudaMemcpyDeviceToDevice, stream()));
+  }
+  void fill_zero(PolyRef dst) override {
+    check("fill_zero", "dst", dst);
+    if (dst.words() == 0) return;
+    THEO_CUDA_CHECK(cudaMemsetAsync(dst.data, 0, dst.words() * sizeof(u32), stream()));
+  }
+  void synchronize() override { dev_->synchronize(); }
+
+  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) override {
+    transform("ntt", "pre_consts", polys, pre_consts, false);
+  }
+  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) override {
+    transform("intt", "post_consts", polys, post_consts, true);
+  }
+
+  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) override {
+    return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst), *this, dev_);
+  }
+  void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
+    run_bconv("bconv", plan, in, out, true);
+  }
+  void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
+    run_bconv("bconv_matmul", plan, in, out, false);
+  }
+
+  void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+    binary("add", EwOp::kAdd, a, b, out);
+  }
+  void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+    binary("sub", EwOp::kSub, a, b, out);
+  }
+  void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+    binary("mul", EwOp::kMul, a, b, out);
+  }
+  void neg(ConstPolyRef a, PolyRef out) override {
+    check("neg", "a", a);
+    checks::same_shape("neg", "a", a, "out", out);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.out[0] = out.data;
+    ew(EwOp::kNeg, args, a.basis, nullptr);
+  }
+  void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override {
+    constexpr std::string_view op = "mul_add";
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "b", b);
+    checks::same_shape(op, "a", a, "c", c);
+    checks::same_shape(op, "a", a, "out", out);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.in[1] = b.data;
+    args.in[2] = c.data;
+    args.out[0] = out.data;
+    ew(EwOp::kMulAdd, args, a.basis, nullptr);
+  }
+  void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
+    constexpr std::string_view op = "mul_scalar";
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "out", out);
+    checks::limb_consts(op, "s", *this, a, s);
+    const LimbConsts c = mont_consts(a.basis, s, false);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.out[0] = out.data;
+    ew(EwOp::kMulScalar, args, a.basis, &c);
+  }
+  void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
+    constexpr std::string_view op = "add_scalar";
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "out", out);
+    checks::limb_consts(op, "s", *this, a, s);
+    LimbConsts c{};
+    std::copy(s.begin(), s.end(), c.v);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.out[0] = out.data;
+    ew(EwOp::kAddScalar, args, a.basis, &c);
+  }
+  void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                      PolyRef out) override {
+    constexpr std::string_view op = "mul_scalar_add";
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "b", b);
+    checks::same_shape(op, "a", a, "out", out);
+    checks::limb_consts(op, "s", *this, a, s);
+    const LimbConsts c = mont_consts(a.basis, s, false);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.in[1] = b.data;
+    args.out[0] = out.data;
+    ew(EwOp::kMulScalarAdd, args, a.basis, &c);
+  }
+  void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                      PolyRef out) override {
+    constexpr std::string_view op = "sub_mul_scalar";
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "b", b);
+    checks::same_shape(op, "a", a, "out", out);
+    checks::limb_consts(op, "s", *this, a, s);
+    const LimbConsts c = mont_consts(a.basis, s, false);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.in[1] = b.data;
+    args.out[0] = out.data;
+    ew(EwOp::kSubMulScalar, args, a.basis, &c);
+  }
+  void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+              PolyRef d1, PolyRef d2) override {
+    constexpr std::string_view op = "tensor";
+    check(op, "a0", a0);
+    checks::same_shape(op, "a0", a0, "a1", a1);
+    checks::same_shape(op, "a0", a0, "b0", b0);
+    checks::same_shape(op, "a0", a0, "b1", b1);
+    checks::same_shape(op, "a0", a0, "d0", d0);
+    checks::same_shape(op, "a0", a0, "d1", d1);
+    checks::same_shape(op, "a0", a0, "d2", d2);
+    checks::no_alias(op, "d0", d0, "d1", d1);
+    checks::no_alias(op, "d0", d0, "d2", d2);
+    checks::no_alias(op, "d1", d1, "d2", d2);
+    EwArgs args;
+    args.in[0] = a0.data;
+    args.in[1] = a1.data;
+    args.in[2] = b0.data;
+    args.in[3] = b1.data;
+    args.out[0] = d0.data;
+    args.out[1] = d1.data;
+    args.out[2] = d2.data;
+    ew(EwOp::kTensor, args, a0.basis, nullptr);
+  }
+
+  void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
+    constexpr std::string_view op = "key_mult";
+    check(op, "out0", out0);
+    checks::same_shape(op, "out0", out0, "out1", out1);
+    checks::no_alias(op, "out0", out0, "out1", out1);
+    checks::same_count(op, "digits", digits.size(), "kb", kb.size());
+    checks::same_count(op, "digits", digits.size(), "ka", ka.size());
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+      for (const auto& [arg, p] :
+           {std::pair{"digits", digits[k]}, std::pair{"kb", kb[k]}, std::pair{"ka", ka[k]}}) {
+        const std::string name = checks::indexed(arg, k);
+        checks::same_shape(op, "out0", out0, name, p);
+        checks::no_alias(op, name, p, "out0", out0);
+        checks::no_alias(op, name, p, "out1", out1);
+      }
+    }
+    if (digits.empty()) {
+      fill_zero(out0);
+      fill_zero(out1);
+      return;
+    }
+    for (std::size_t k0 = 0; k0 < digits.size(); k0 += kMaxTerms) {
+      const u32 terms = static_cast<u32>(std::min<std::size_t>(kMaxTerms, digits.size() - k0));
+      ConstPtrs d{}, b{}, a{};
+      for (u32 k = 0; k < terms; ++k) {
+        d.p[k] = digits[k0 + k].data;
+        b.p[k] = kb[k0 + k].data;
+        a.p[k] = ka[k0 + k].data;
+      }
+      launch_key_mult(d, b, a, terms, out0.data, out1.data, k0 > 0, n(), out0.basis, mods_.get(),
+                      stream());
+    }
+  }
+
+  void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
+    check("mul_monomial", "a", a);
+    checks::same_shape("mul_monomial", "a", a, "out", out);
+    const i64 two_n = i64{2} << ring_.log_n;
+    const u32 kk = static_cast<u32>(((k % two_n) + two_n) % two_n);
+    launch_mul_monomial(tables_, a.data, kk, out.data, n(), a.basis, stream());
+  }
+
+  void automorphism(ConstPolyRef in, u32 k, PolyRef out) override {
+    check("automorphism", "in", in);
+    checks::same_shape("automorphism", "in", in, "out", out);
+    checks::no_alias("automorphism", "in", in, "out", out);
+    check_galois("automorphism", "k", k);
+    ConstPtrs ins{};
+    ins.p[0] = in.data;
+    GaloisList ks{};
+    ks.k[0] = k;
+    launch_automorphism_sum(ins, ks, 1, out.data, false, ring_.log_n, out.basis, mods_.get(),
+                            stream());
+  }
+
+  void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
+                        bool accumulate) override {
+    constexpr std::string_view op = "automorphism_sum";
+    check(op, "out", out);
+    checks::same_count(op, "ins", ins.size(), "ks", ks.size());
+    for (std::size_t j = 0; j < ins.size(); ++j) {
+      checks::same_shape(op, "out", out, checks::indexed("ins", j), ins[j]);
+      checks::no_alias(op, checks::indexed("ins", j), ins[j], "out", out);
+      check_galois(op, checks::indexed("ks", j), ks[j]);
+    }
+    if (ins.empty()) {
+      if (!accumulate) fill_zero(out);
+      return;
+    }
+    for (std::size_t j0 = 0; j0 < ins.size(); j0 += kMaxTerms) {
+      const u32 terms = static_cast<u32>(std::min<std::size_t>(kMaxTerms, ins.size() - j0));
+      ConstPtrs p{};
+      GaloisList g{};
+      for (u32 j = 0; j < terms; ++j) {
+        p.p[j] = ins[j0 + j].data;
+        g.k[j] = ks[j0 + j];
+      }
+      launch_automorphism_sum(p, g, terms, out.data, accumulate || j0 > 0, ring_.log_n, out.basis,
+                              mods_.get(), stream());
+    }
+  }
+
+ private:
+  void check(std::string_view op, std::string_view arg, ConstPolyRef p) const {
+    checks::poly(op, arg, *this, p);
+  }
+  static void check_galois(std::string_view op, std::string_view arg, u32 k) {
+    if (k % 2 == 0)
+      throw ParameterError(std::string(op) + ": " + std::string(arg) + " = " + std::to_string(k) +
+                           " is even; a Galois element must be odd");
+  }
+
+  void clamp_tuning() {
+    const std::size_t max_words = dev_->props().smem_per_block / sizeof(u32);
+    u32 max_log = 0;
+    while ((std::size_t{2} << max_log) <= max_words)
+      ++max_log;
+    tuning_.ntt.tile_log = std::min(tuning_.ntt.tile_log, max_log);
+    tuning_.ntt.threads = std::clamp(tuning_.ntt.threads, 32u, 1024u);
+    tuning_.elementwise_threads = std::clamp(tuning_.elementwise_threads, 32u, 1024u);
+  }
+
+  // Per-limb constants c_i in Montgomery form, optionally times N^-1.
+  LimbConsts mont_consts(const Basis& basis, std::span<const u32> s, bool with_n_inv) const {
+    LimbConsts c{};
+    for (u32 i = 0; i < basis.size; ++i) {
+      const Modulus& m = moduli_[basis.ids[i]];
+      const u32 v = s.empty() ? 1u : s[i];
+      c.v[i] = with_n_inv ? mul_mod(v, n_inv_mont_[basis.ids[i]], m) : to_mont(v, m);
+    }
+    return c;
+  }
+
+  void ew(EwOp op, const EwArgs& args, const Basis& basis, const LimbConsts* c) {
+    launch_elementwise(op, args, n(), basis, mods_.get(), c, tuning_.elementwise_threads, stream());
+  }
+  void binary(std::string_view op, EwOp kind, ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+    check(op, "a", a);
+    checks::same_shape(op, "a", a, "b", b);
+    checks::same_shape(op, "a", a, "out", out);
+    EwArgs args;
+    args.in[0] = a.data;
+    args.in[1] = b.data;
+    args.out[0] = out.data;
+    ew(kind, args, a.basis, nullptr);
+  }
+
+  void transform(std::string_view op, std::string_view consts_name, std::span<const PolyRef> polys,
+                 std::span<const u32> consts, bool inverse) {
+    for (std::size_t p = 0; p < polys.size(); ++p) {
+      const std::string arg = checks::indexed("polys", p);
+      check(op, arg, polys[p]);
+      if (!consts.empty()) {
+        checks::same_shape(op, "polys[0]", polys[0], arg, polys[p]);
+        if (p == 0) checks::limb_consts(op, consts_name, *this, polys[0], consts);
+      }
+      if (!aligned16(polys[p].data))
+        throw ParameterError(std::string(op) + ": " + arg + " is not 16-byte aligned");
+    }
+    // Consecutive polys of one Basis share a launch (up to kMaxBatch).
+    std::size_t p0 = 0;
+    while (p0 < polys.size()) {
+      const Basis& basis = polys[p0].basis;
+      PtrBatch batch{};
+      u32 count = 0;
+      while (p0 + count < polys.size() && count < kMaxBatch && polys[p0 + count].basis == basis) {
+        batch.p[count] = polys[p0 + count].data;
+        ++count;
+      }
+      const bool with_consts = inverse || !consts.empty();
+      const LimbConsts c = with_consts ? mont_consts(basis, consts, inverse) : LimbConsts{};
+      launch_ntt(tables_, tuning_.ntt, batch, count, basis, with_consts ? &c : nullptr, inverse,
+                 stream());
+      p0 += count;
+    }
+  }
+
+  void run_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in, PolyRef out,
+                 bool const_mult) {
+    const auto* p = dynamic_cast<const CudaBConvPlan*>(&plan);
+    if (p == nullptr)
+      throw ParameterError(std::string(op) +
+                           ": plan was not made by the CUDA backend's make_bconv");
+    checks::poly(op, "in", *this, in);
+    checks::poly(op, "out", *this, out);
+    checks::same_shape(op, "plan.src", ConstPolyRef{in.data, in.n, plan.src()}, "in", in);
+    checks::same_shape(op, "plan.dst", ConstPolyRef{out.data, out.n, plan.dst()}, "out", out);
+    checks::no_alias(op, "in", in, "out", out);
+    launch_bconv(p->device_args(), tuning_.bconv, in.data, out.data, n(), const_mult, stream());
+  }
+
+  std::shared_ptr<Device> dev_;
+  std::shared_ptr<DeviceAllocator> alloc_;
+  Tuning tuning_;
+  DeviceArray<Modulus> mods_;
+  DeviceArray<i32> fwd_, inv_;
+  RingTables tables_;
+  std::vector<u32> n_inv_mont_;
+};
+
+CudaBackend& as_cuda(Backend& be) {
+  auto* p = dynamic_cast<CudaBackend*>(&be);
+  if (p == nullptr) throw ParameterError("not a CUDA backend: " + be.name());
+  return *p;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning) {
+  return std::make_unique<CudaBackend>(ring, tuning);
+}
+cudaStream_t stream_of(Backend& be) {
+  return as_cuda(be).stream();
+}
+void set_tuning(Backend& be, const Tuning& tuning) {
+  as_cuda(be).set_tuning(tuning);
+}
+
+}  // namespace cuda
+
+std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring) {
+  if (!cuda_available()) throw BackendError("make_cuda_backend: no usable CUDA GPU");
+  return cuda::make_backend(ring);
+}
+
+bool cuda_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return count > 0;
+}
+
+}  // namespace theo

@@ -1,0 +1,145 @@
+// Element-wise kernels: one thread per 4 words (16-byte loads and stores when every operand is
+// 16-byte aligned), one grid row per limb so each block reads its modulus once. Every op is a
+// single pass over its operands; tensor and key_mult fuse what would otherwise be several passes
+// (Cheddar Par.1).
+
+#include <cstdint>
+
+#include "backend/cuda/arith.cuh"
+#include "backend/cuda/check.h"
+#include "backend/cuda/kernels.h"
+
+namespace theo::cuda {
+namespace {
+
+constexpr int inputs(EwOp op) {
+  switch (op) {
+    case EwOp::kNeg:
+    case EwOp::kMulScalar:
+    case EwOp::kAddScalar:
+      return 1;
+    case EwOp::kMulAdd:
+      return 3;
+    case EwOp::kTensor:
+      return 4;
+    default:
+      return 2;
+  }
+}
+constexpr int outputs(EwOp op) {
+  return op == EwOp::kTensor ? 3 : 1;
+}
+
+// Canonical a * b mod q (two reductions: the second cancels the first's 2^-32).
+__device__ __forceinline__ u32 mulm(u32 a, u32 b, const Modulus& m) {
+  return mul_mod(a, b, m);
+}
+
+template <EwOp kOp>
+__device__ __forceinline__ void apply(const u32 (&x)[4], u32 (&y)[3], u32 c, const Modulus& m) {
+  const u32 q = m.q;
+  if constexpr (kOp == EwOp::kAdd) y[0] = add_mod(x[0], x[1], q);
+  if constexpr (kOp == EwOp::kSub) y[0] = sub_mod(x[0], x[1], q);
+  if constexpr (kOp == EwOp::kNeg) y[0] = neg_mod(x[0], q);
+  if constexpr (kOp == EwOp::kMul) y[0] = mulm(x[0], x[1], m);
+  if constexpr (kOp == EwOp::kMulAdd) y[0] = add_mod(mulm(x[0], x[1], m), x[2], q);
+  if constexpr (kOp == EwOp::kMulScalar) y[0] = mont_mul_c(x[0], static_cast<i32>(c), m);
+  if constexpr (kOp == EwOp::kAddScalar) y[0] = add_mod(x[0], c, q);
+  if constexpr (kOp == EwOp::kMulScalarAdd)
+    y[0] = add_mod(mont_mul_c(x[0], static_cast<i32>(c), m), x[1], q);
+  if constexpr (kOp == EwOp::kSubMulScalar)
+    y[0] = mont_mul_c(sub_mod(x[0], x[1], q), static_cast<i32>(c), m);
+  if constexpr (kOp == EwOp::kTensor) {
+    y[0] = mulm(x[0], x[2], m);
+    y[2] = mulm(x[1], x[3], m);
+    // Sum the two 2^-32-scaled products first, then undo the 2^-32 once (3 reductions, not 4).
+    const u32 u = add_mod(mont_mul_c(x[0], static_cast<i32>(x[3]), m),
+                          mont_mul_c(x[1], static_cast<i32>(x[2]), m), q);
+    y[1] = mont_mul_c(u, static_cast<i32>(m.r2_mod), m);
+  }
+}
+
+template <EwOp kOp, int W>
+__global__ void ew_kernel(const __grid_constant__ EwArgs args, u32 n,
+                          const __grid_constant__ Basis basis, const Modulus* mods,
+                          const __grid_constant__ LimbConsts consts) {
+  constexpr int kIn = inputs(kOp), kOut = outputs(kOp);
+  const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+  if (idx >= n) return;
+  const u32 limb = blockIdx.y;
+  const Modulus m = mods[basis.ids[limb]];
+  const u32 c = consts.v[limb];
+  const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
+  u32 in[4][W], out[3][W];
+#pragma unroll
+  for (int k = 0; k < kIn; ++k)
+    load_words<W>(args.in[k] + off, in[k]);
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    u32 x[4] = {}, y[3] = {};
+#pragma unroll
+    for (int k = 0; k < kIn; ++k)
+      x[k] = in[k][w];
+    apply<kOp>(x, y, c, m);
+#pragma unroll
+    for (int k = 0; k < kOut; ++k)
+      out[k][w] = y[k];
+  }
+#pragma unroll
+  for (int k = 0; k < kOut; ++k)
+    store_words<W>(args.out[k] + off, out[k]);
+}
+
+bool aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
+}
+
+template <EwOp kOp>
+void launch_op(const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods, const LimbConsts& c,
+               u32 threads, cudaStream_t s) {
+  bool vec = (n % 4) == 0;
+  for (int k = 0; k < inputs(kOp); ++k)
+    vec = vec && aligned16(a.in[k]);
+  for (int k = 0; k < outputs(kOp); ++k)
+    vec = vec && aligned16(a.out[k]);
+  const u32 w = vec ? 4 : 1;
+  const dim3 grid((n / w + threads - 1) / threads, basis.size);
+  if (vec)
+    ew_kernel<kOp, 4><<<grid, threads, 0, s>>>(a, n, basis, mods, c);
+  else
+    ew_kernel<kOp, 1><<<grid, threads, 0, s>>>(a, n, basis, mods, c);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_elementwise(EwOp op, const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods,
+                        const LimbConsts* consts, u32 threads, cudaStream_t s) {
+  if (basis.size == 0) return;
+  static const LimbConsts kNone{};
+  const LimbConsts& c = consts ? *consts : kNone;
+  switch (op) {
+    case EwOp::kAdd:
+      return launch_op<EwOp::kAdd>(a, n, basis, mods, c, threads, s);
+    case EwOp::kSub:
+      return launch_op<EwOp::kSub>(a, n, basis, mods, c, threads, s);
+    case EwOp::kNeg:
+      return launch_op<EwOp::kNeg>(a, n, basis, mods, c, threads, s);
+    case EwOp::kMul:
+      return launch_op<EwOp::kMul>(a, n, basis, mods, c, threads, s);
+    case EwOp::kMulAdd:
+      return launch_op<EwOp::kMulAdd>(a, n, basis, mods, c, threads, s);
+    case EwOp::kMulScalar:
+      return launch_op<EwOp::kMulScalar>(a, n, basis, mods, c, threads, s);
+    case EwOp::kAddScalar:
+      return launch_op<EwOp::kAddScalar>(a, n, basis, mods, c, threads, s);
+    case EwOp::kMulScalarAdd:
+      return launch_op<EwOp::kMulScalarAdd>(a, n, basis, mods, c, threads, s);
+    case EwOp::kSubMulScalar:
+      return launch_op<EwOp::kSubMulScalar>(a, n, basis, mods, c, threads, s);
+    case EwOp::kTensor:
+      return launch_op<EwOp::kTensor>(a, n, basis, mods, c, threads, s);
+  }
+}
+
+}  // namespace theo::cuda

@@ -1,0 +1,108 @@
+#pragma once
+// Host-callable launchers of the CUDA backend's kernels. Argument structs are passed to kernels by
+// value (kernel parameter space), so a launch needs no argument upload and can be graph-captured.
+// Launchers check nothing about shapes (the backend does); they check the launch itself.
+
+#include <cuda_runtime.h>
+
+#include "theo/math/modarith.h"
+#include "theo/ring/basis.h"
+
+namespace theo::cuda {
+
+// Polys per batched NTT launch; larger batches are split into several launches.
+inline constexpr u32 kMaxBatch = 16;
+// Inputs per automorphism_sum / digits per key_mult launch; more are chained with accumulation.
+inline constexpr u32 kMaxTerms = 16;
+
+struct PtrBatch {
+  u32* p[kMaxBatch];
+};
+struct ConstPtrs {
+  const u32* p[kMaxTerms];
+};
+// One Montgomery-form constant per limb (c * 2^32 mod q).
+struct LimbConsts {
+  u32 v[kMaxLimbs];
+};
+
+// Per-prime tables of the ring, uploaded once by the backend. Indexed by PrimeId.
+struct RingTables {
+  const Modulus* mod = nullptr;  // [prime]
+  const i32* fwd = nullptr;      // [prime * N + m] = centered mont(psi^brev(m))
+  const i32* inv = nullptr;      // [prime * N + m] = centered mont(psi^-brev(m))
+  u32 log_n = 0;
+};
+
+// Tunables of the two-phase NTT (N = N1 x N2). Phase 1 transforms columns of stride N2 (the first
+// log N1 Cooley-Tukey stages), phase 2 contiguous rows of N2 words (the rest). Each block holds a
+// tile of 2^tile_log words in shared memory.
+struct NttConfig {
+  u32 log_n1 = 0;     // 0: log N / 2
+  u32 tile_log = 12;  // words per block = 2^tile_log (clamped to N)
+  u32 threads = 256;  // threads per block (<= tile / 2)
+};
+
+// In place over `count` polys of basis `basis`. consts: forward pre-multipliers (nullable) or
+// inverse post-multipliers (required; N^-1 folded in).
+void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys, u32 count,
+                const Basis& basis, const LimbConsts* consts, bool inverse, cudaStream_t s);
+
+// ---- element-wise -------------------------------------------------------------------------------
+enum class EwOp {
+  kAdd,           // out0 = a + b
+  kSub,           // out0 = a - b
+  kNeg,           // out0 = -a
+  kMul,           // out0 = a * b
+  kMulAdd,        // out0 = a * b + c
+  kMulScalar,     // out0 = a * s
+  kAddScalar,     // out0 = a + s (s canonical, not Montgomery)
+  kMulScalarAdd,  // out0 = a * s + b
+  kSubMulScalar,  // out0 = (a - b) * s
+  kTensor,        // in (a0, a1, b0, b1): out0 = a0 b0, out1 = a0 b1 + a1 b0, out2 = a1 b1
+};
+struct EwArgs {
+  const u32* in[4] = {};
+  u32* out[3] = {};
+};
+// consts: per-limb scalars (Montgomery form for the multiplying ops, canonical for kAddScalar).
+void launch_elementwise(EwOp op, const EwArgs& args, u32 n, const Basis& basis, const Modulus* mods,
+                        const LimbConsts* consts, u32 block_threads, cudaStream_t s);
+
+// out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate).
+void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
+                     u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
+                     const Modulus* mods, cudaStream_t s);
+
+// out = a * X^k in the NTT domain; k reduced mod 2N by the caller.
+void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,
+                         const Basis& basis, cudaStream_t s);
+
+// ---- automorphism -------------------------------------------------------------------------------
+struct GaloisList {
+  u32 k[kMaxTerms];
+};
+// out = sum_j phi_{k_j}(in_j) (+ out when accumulate).
+void launch_automorphism_sum(const ConstPtrs& ins, const GaloisList& ks, u32 terms, u32* out,
+                             bool accumulate, u32 log_n, const Basis& basis, const Modulus* mods,
+                             cudaStream_t s);
+
+// ---- basis conversion ---------------------------------------------------------------------------
+// Device tables of one BConv plan.
+struct BConvDevice {
+  const Modulus* src_mod = nullptr;  // [j]
+  const Modulus* dst_mod = nullptr;  // [i]
+  const u32* src_hat_inv = nullptr;  // [j] mont((Q/s_j)^-1 mod s_j)
+  const i32* matrix = nullptr;       // [i * src + j] centered mont((Q/s_j) mod d_i)
+  u32 src_size = 0;
+  u32 dst_size = 0;
+};
+struct BConvConfig {
+  u32 dst_tile = 0;   // output limbs per thread in registers (4, 8, 16; 0 = by dst size)
+  u32 threads = 256;  // threads per block, one coefficient each
+};
+// const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
+void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
+                  bool const_mult, cudaStream_t s);
+
+}  // namespace theo::cuda

@@ -1,0 +1,105 @@
+// KeyMult over all digits in one pass (Cheddar Par.1): each thread reads its word of every digit
+// and both key halves once and writes out0/out1 once, instead of 2 x digits multiply-add passes.
+// Also mul_monomial, which needs the ring's twiddle table.
+
+#include <cstdint>
+
+#include "backend/cuda/arith.cuh"
+#include "backend/cuda/check.h"
+#include "backend/cuda/kernels.h"
+#include "theo/ring/automorphism.h"
+
+namespace theo::cuda {
+namespace {
+
+template <int W>
+__global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
+                                const __grid_constant__ ConstPtrs kb,
+                                const __grid_constant__ ConstPtrs ka, u32 terms, u32* out0,
+                                u32* out1, bool accumulate, u32 n,
+                                const __grid_constant__ Basis basis, const Modulus* mods) {
+  const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+  if (idx >= n) return;
+  const u32 limb = blockIdx.y;
+  const Modulus m = mods[basis.ids[limb]];
+  const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
+  // Sums of 2^-32-scaled products; one Montgomery correction (x 2^64 mod q) at the end.
+  u32 s0[W] = {}, s1[W] = {};
+  for (u32 k = 0; k < terms; ++k) {
+    u32 x[W], b[W], a[W];
+    load_words<W>(d.p[k] + off, x);
+    load_words<W>(kb.p[k] + off, b);
+    load_words<W>(ka.p[k] + off, a);
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      s0[w] = add_mod(s0[w], mont_mul_c(x[w], static_cast<i32>(b[w]), m), m.q);
+      s1[w] = add_mod(s1[w], mont_mul_c(x[w], static_cast<i32>(a[w]), m), m.q);
+    }
+  }
+  const i32 r2 = static_cast<i32>(m.r2_mod);
+  u32 p0[W] = {}, p1[W] = {};
+  if (accumulate) {
+    load_words<W>(out0 + off, p0);
+    load_words<W>(out1 + off, p1);
+  }
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    s0[w] = add_mod(mont_mul_c(s0[w], r2, m), p0[w], m.q);
+    s1[w] = add_mod(mont_mul_c(s1[w], r2, m), p1[w], m.q);
+  }
+  store_words<W>(out0 + off, s0);
+  store_words<W>(out1 + off, s1);
+}
+
+__global__ void mul_monomial_kernel(const __grid_constant__ RingTables t, const u32* a, u32 k,
+                                    u32* out, const __grid_constant__ Basis basis) {
+  const u32 n = 1u << t.log_n;
+  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const u32 limb = blockIdx.y;
+  const PrimeId id = basis.ids[limb];
+  const Modulus m = t.mod[id];
+  // Word i is the evaluation at psi^(2 brev(i) + 1), so X^k contributes psi^(k (2 brev(i) + 1)).
+  const u32 e = (k * (2u * bit_reverse(i, t.log_n) + 1u)) & (2u * n - 1u);
+  const i32* tw = t.fwd + static_cast<std::size_t>(id) * n;
+  // fwd[brev(j)] = psi^j for j < N, and psi^N = -1.
+  const i32 w = e < n ? tw[bit_reverse(e, t.log_n)] : -tw[bit_reverse(e - n, t.log_n)];
+  const std::size_t off = static_cast<std::size_t>(limb) * n + i;
+  out[off] = mont_mul_c(a[off], w, m);
+}
+
+bool aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
+}
+
+}  // namespace
+
+void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
+                     u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
+                     const Modulus* mods, cudaStream_t s) {
+  if (basis.size == 0) return;
+  bool vec = n % 4 == 0 && aligned16(out0) && aligned16(out1);
+  for (u32 k = 0; k < terms; ++k)
+    vec = vec && aligned16(d.p[k]) && aligned16(kb.p[k]) && aligned16(ka.p[k]);
+  constexpr u32 threads = 256;
+  const u32 w = vec ? 4 : 1;
+  const dim3 grid((n / w + threads - 1) / threads, basis.size);
+  if (vec)
+    key_mult_kernel<4>
+        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods);
+  else
+    key_mult_kernel<1>
+        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,
+                         const Basis& basis, cudaStream_t s) {
+  if (basis.size == 0) return;
+  constexpr u32 threads = 256;
+  const dim3 grid((n + threads - 1) / threads, basis.size);
+  mul_monomial_kernel<<<grid, threads, 0, s>>>(t, a, k, out, basis);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace theo::cuda

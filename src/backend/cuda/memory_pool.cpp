@@ -1,0 +1,79 @@
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device.h"
+
+namespace theo::cuda {
+
+Device::Device() {
+  THEO_CUDA_CHECK(cudaGetDevice(&props_.device));
+  cudaDeviceProp p{};
+  THEO_CUDA_CHECK(cudaGetDeviceProperties(&p, props_.device));
+  props_.name = p.name;
+  props_.sm_count = p.multiProcessorCount;
+  props_.cc_major = p.major;
+  props_.cc_minor = p.minor;
+  props_.smem_per_block = p.sharedMemPerBlock;
+  props_.smem_per_block_optin = p.sharedMemPerBlockOptin;
+  props_.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  props_.global_mem = p.totalGlobalMem;
+
+  THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+
+  cudaMemPoolProps pp{};
+  pp.allocType = cudaMemAllocationTypePinned;
+  pp.handleTypes = cudaMemHandleTypeNone;
+  pp.location.type = cudaMemLocationTypeDevice;
+  pp.location.id = props_.device;
+  THEO_CUDA_CHECK(cudaMemPoolCreate(&pool_, &pp));
+  // Keep freed memory in the pool: returning it to the driver at every synchronization would put
+  // cudaMalloc-like costs back into the hot path.
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  THEO_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+Device::~Device() {
+  // Destructors must not throw; report and continue.
+  if (cudaStreamSynchronize(stream_) != cudaSuccess)
+    std::fprintf(stderr, "theo cuda: stream error at shutdown: %s\n",
+                 cudaGetErrorString(cudaGetLastError()));
+  cudaMemPoolDestroy(pool_);
+  cudaStreamDestroy(stream_);
+}
+
+void* Device::allocate_bytes(std::size_t bytes) {
+  // Larger than the card: some drivers report this as an invalid value rather than as OOM.
+  if (bytes > props_.global_mem) throw_out_of_memory(bytes, "cuda allocate");
+  void* p = nullptr;
+  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+  if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, "cuda allocate");
+  if (err != cudaSuccess) throw_cuda_error(err, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
+  return p;
+}
+
+void Device::free_bytes(void* p) noexcept {
+  const cudaError_t err = cudaFreeAsync(p, stream_);
+  if (err != cudaSuccess)
+    std::fprintf(stderr, "theo cuda: cudaFreeAsync failed: %s\n", cudaGetErrorString(err));
+}
+
+void Device::synchronize() {
+  THEO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void upload_bytes(Device& dev, void* dst, const void* src, std::size_t bytes) {
+  THEO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dev.stream()));
+  dev.synchronize();
+}
+
+u32* DeviceAllocator::allocate(std::size_t words) {
+  return static_cast<u32*>(dev_->allocate_bytes(words * sizeof(u32)));
+}
+
+void DeviceAllocator::deallocate(u32* ptr, std::size_t) noexcept {
+  dev_->free_bytes(ptr);
+}
+
+}  // namespace theo::cuda

@@ -1,0 +1,236 @@
+// Negacyclic NTT / INTT in two shared-memory phases (Cheddar §4.2 structure, precomputed
+// twiddles). Forward: merged-twiddle Cooley-Tukey with psi^brev(m); inverse: Gentleman-Sande with
+// psi^-brev(m) in reverse stage order, so the forward output is A[i] = a(psi^(2 brev(i) + 1)) with
+// no permutation, as the Backend contract requires.
+//
+// With N = N1 x N2, the first log N1 CT stages have strides >= N2 and only mix words with equal
+// index mod N2 ("columns"); the remaining stages mix words inside a row of N2 contiguous words.
+// Phase 1 transforms a tile of C whole columns (N1 x C words), phase 2 a tile of R whole rows
+// (R x N2 words); each tile lives in shared memory, so each phase reads and writes DRAM once.
+// Butterflies keep every value canonical, so the result does not depend on the split or tiling.
+
+#include <algorithm>
+
+#include "backend/cuda/arith.cuh"
+#include "backend/cuda/check.h"
+#include "backend/cuda/kernels.h"
+
+namespace theo::cuda {
+namespace {
+
+struct Item {
+  u32* data;
+  Modulus m;
+  const i32* tw;
+  u32 limb;
+};
+
+__device__ __forceinline__ Item item_of(const RingTables& t, const PtrBatch& polys,
+                                        const Basis& basis, bool inverse) {
+  const u32 limbs = basis.size;
+  const u32 poly = blockIdx.y / limbs;
+  const u32 limb = blockIdx.y - poly * limbs;
+  const PrimeId id = basis.ids[limb];
+  const std::size_t n = std::size_t{1} << t.log_n;
+  return Item{polys.p[poly] + limb * n, t.mod[id], (inverse ? t.inv : t.fwd) + id * n, limb};
+}
+
+// Stages per register pass (radix 2^kRadixLog butterflies per thread between barriers).
+constexpr u32 kRadixLog = 4;
+
+// One pass of R consecutive stages [s0, s0 + R) held in registers: each thread owns the 2^R words
+// of a sequence that these stages mix (stride d_last = L / 2^(s0 + R)), so a tile needs one barrier
+// per R stages instead of one per stage. Sequences of length L = 2^l_log; kRows: sequence `seq` is
+// a contiguous row (sm[seq << l_log | p]), else a column (sm[p << log_seqs | seq]). The twiddle of
+// local stage s at position p is tw[2^(sbase + s) + ((row0 + seq) << s) + p / 2^(l_log - s)] for
+// rows and tw[2^s + p / 2^(l_log - s)] for columns (the global Cooley-Tukey group index).
+template <bool kInverse, int R, bool kRows>
+__device__ __forceinline__ void radix_pass(u32* sm, const i32* tw, const Modulus& m, u32 l_log,
+                                           u32 s0, u32 log_seqs, u32 sbase, u32 row0) {
+  constexpr u32 K = 1u << R;
+  const u32 dl_log = l_log - s0 - R;
+  const u32 items = 1u << (l_log - R + log_seqs);
+  for (u32 it = threadIdx.x; it < items; it += blockDim.x) {
+    u32 seq, lo, hi;
+    if constexpr (kRows) {
+      lo = it & ((1u << dl_log) - 1);
+      const u32 rest = it >> dl_log;
+      hi = rest & ((1u << s0) - 1);
+      seq = rest >> s0;
+    } else {
+      seq = it & ((1u << log_seqs) - 1);
+      const u32 rest = it >> log_seqs;
+      lo = rest & ((1u << dl_log) - 1);
+      hi = rest >> dl_log;
+    }
+    const u32 base = (hi << (l_log - s0)) | lo;
+    const u32 rowoff = kRows ? row0 + seq : 0u;
+    u32 x[K];
+    // Contiguous words (the last row pass): 16-byte shared loads cut the bank conflicts of the
+    // stride-K pattern by 4x.
+    const bool vec = kRows && K >= 4 && dl_log == 0;
+    if (vec) {
+#pragma unroll
+      for (u32 k = 0; k < K; k += 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(sm + ((seq << l_log) | (base + k)));
+        x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (u32 k = 0; k < K; ++k) {
+        const u32 p = base + (k << dl_log);
+        x[k] = sm[kRows ? (seq << l_log) | p : (p << log_seqs) | seq];
+      }
+    }
+#pragma unroll
+    for (int jj = 0; jj < R; ++jj) {
+      const int j = kInverse ? R - 1 - jj : jj;
+      const u32 s = s0 + static_cast<u32>(j);
+      const u32 half = K >> (j + 1);
+#pragma unroll
+      for (u32 k = 0; k < K; ++k) {
+        if (k & half) continue;
+        const u32 p = base + (k << dl_log);
+        const i32 w = tw[(1u << (sbase + s)) + (rowoff << s) + (p >> (l_log - s))];
+        if constexpr (kInverse) {
+          const u32 a = x[k], b = x[k + half];
+          x[k] = add_mod(a, b, m.q);
+          x[k + half] = mont_mul_c(sub_mod(a, b, m.q), w, m);
+        } else {
+          const u32 a = x[k];
+          const u32 v = mont_mul_c(x[k + half], w, m);
+          x[k] = add_mod(a, v, m.q);
+          x[k + half] = sub_mod(a, v, m.q);
+        }
+      }
+    }
+    if (vec) {
+#pragma unroll
+      for (u32 k = 0; k < K; k += 4)
+        *reinterpret_cast<uint4*>(sm + ((seq << l_log) | (base + k))) =
+            make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
+    } else {
+#pragma unroll
+      for (u32 k = 0; k < K; ++k) {
+        const u32 p = base + (k << dl_log);
+        sm[kRows ? (seq << l_log) | p : (p << log_seqs) | seq] = x[k];
+      }
+    }
+  }
+}
+
+template <bool kInverse, bool kRows>
+__device__ __forceinline__ void dispatch_pass(u32 r, u32* sm, const i32* tw, const Modulus& m,
+                                              u32 l_log, u32 s0, u32 log_seqs, u32 sbase,
+                                              u32 row0) {
+  switch (r) {
+    case 1:
+      radix_pass<kInverse, 1, kRows>(sm, tw, m, l_log, s0, log_seqs, sbase, row0);
+      break;
+    case 2:
+      radix_pass<kInverse, 2, kRows>(sm, tw, m, l_log, s0, log_seqs, sbase, row0);
+      break;
+    case 3:
+      radix_pass<kInverse, 3, kRows>(sm, tw, m, l_log, s0, log_seqs, sbase, row0);
+      break;
+    default:
+      radix_pass<kInverse, kRadixLog, kRows>(sm, tw, m, l_log, s0, log_seqs, sbase, row0);
+  }
+  __syncthreads();
+}
+
+// All l_log stages of the sequences in the tile, kRadixLog stages per pass (the last pass takes the
+// remainder); the inverse runs the same passes in reverse order.
+template <bool kInverse, bool kRows>
+__device__ __forceinline__ void tile_stages(u32* sm, const i32* tw, const Modulus& m, u32 l_log,
+                                            u32 log_seqs, u32 sbase, u32 row0) {
+  const u32 last = ((l_log - 1) / kRadixLog) * kRadixLog;
+  for (u32 i = 0; i <= last; i += kRadixLog) {
+    const u32 s0 = kInverse ? last - i : i;
+    dispatch_pass<kInverse, kRows>(min(kRadixLog, l_log - s0), sm, tw, m, l_log, s0, log_seqs,
+                                   sbase, row0);
+  }
+}
+
+// Forward phase 1 (with the optional pre-multiplier) or inverse phase 2 (with the post-multiplier,
+// which always carries N^-1).
+template <bool kInverse, bool kConst>
+__global__ void ntt_columns(const __grid_constant__ RingTables t,
+                            const __grid_constant__ PtrBatch polys,
+                            const __grid_constant__ Basis basis,
+                            const __grid_constant__ LimbConsts consts, u32 log_n1, u32 log_c) {
+  extern __shared__ u32 sm[];
+  const Item it = item_of(t, polys, basis, kInverse);
+  const u32 log_n2 = t.log_n - log_n1;
+  const u32 tile = 1u << (log_n1 + log_c);
+  const u32 cmask = (1u << log_c) - 1;
+  const u32 c0 = blockIdx.x << log_c;
+  const i32 c = static_cast<i32>(consts.v[it.limb]);
+  for (u32 e = threadIdx.x; e < tile; e += blockDim.x) {
+    u32 x = it.data[(static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask)];
+    if constexpr (!kInverse && kConst) x = mont_mul_c(x, c, it.m);
+    sm[e] = x;
+  }
+  __syncthreads();
+  tile_stages<kInverse, false>(sm, it.tw, it.m, log_n1, log_c, 0, 0);
+  for (u32 e = threadIdx.x; e < tile; e += blockDim.x) {
+    u32 x = sm[e];
+    if constexpr (kInverse && kConst) x = mont_mul_c(x, c, it.m);
+    it.data[(static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask)] = x;
+  }
+}
+
+template <bool kInverse>
+__global__ void ntt_rows(const __grid_constant__ RingTables t,
+                         const __grid_constant__ PtrBatch polys,
+                         const __grid_constant__ Basis basis, u32 log_n1, u32 log_r) {
+  extern __shared__ u32 sm[];
+  const Item it = item_of(t, polys, basis, kInverse);
+  const u32 log_n2 = t.log_n - log_n1;
+  const u32 tile = 1u << (log_r + log_n2);
+  const u32 row0 = blockIdx.x << log_r;
+  u32* base = it.data + (static_cast<std::size_t>(row0) << log_n2);
+  // Rows are contiguous: 16-byte loads (tile >= 4 words, base 16-byte aligned when data is).
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
+    *reinterpret_cast<uint4*>(sm + e) = *reinterpret_cast<const uint4*>(base + e);
+  __syncthreads();
+  tile_stages<kInverse, true>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
+    *reinterpret_cast<uint4*>(base + e) = *reinterpret_cast<const uint4*>(sm + e);
+}
+
+}  // namespace
+
+void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys, u32 count,
+                const Basis& basis, const LimbConsts* consts, bool inverse, cudaStream_t s) {
+  if (count == 0 || basis.size == 0) return;
+  const u32 log_n = t.log_n;
+  const u32 log_n1 = cfg.log_n1 ? std::min(cfg.log_n1, log_n - 2) : log_n / 2;
+  const u32 log_n2 = log_n - log_n1;
+  // The tile holds at least one whole column set and one whole row, and at most the polynomial.
+  const u32 tile_log = std::min(log_n, std::max({cfg.tile_log, log_n1 + 1, log_n2 + 2}));
+  const u32 log_c = tile_log - log_n1;
+  const u32 log_r = tile_log - log_n2;
+  const u32 threads = std::max(32u, std::min(cfg.threads, 1u << (tile_log - 1)));
+  const std::size_t smem = (std::size_t{1} << tile_log) * sizeof(u32);
+  const dim3 grid_c(1u << (log_n2 - log_c), count * basis.size);
+  const dim3 grid_r(1u << (log_n1 - log_r), count * basis.size);
+  static const LimbConsts kNone{};
+  const LimbConsts& c = consts ? *consts : kNone;
+  if (!inverse) {
+    if (consts)
+      ntt_columns<false, true><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    else
+      ntt_columns<false, false><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_rows<false><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    THEO_CUDA_CHECK_LAUNCH();
+  } else {
+    ntt_rows<true><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_columns<true, true><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    THEO_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace theo::cuda

@@ -1,0 +1,137 @@
+#include "theo/ckks/encoder.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "ckks/checks.h"
+#include "ckks/rns_util.h"
+#include "ckks/special_fft.h"
+#include "theo/errors.h"
+
+namespace theo {
+
+struct Encoder::Tables {
+  explicit Tables(u32 log_n) : fft(log_n) {}
+  detail::SpecialFft fft;
+};
+
+Encoder::Encoder(std::shared_ptr<const Context> ctx) : ctx_(std::move(ctx)) {
+  if (!ctx_) throw ContextError("Encoder: the Context is null");
+  tables_ = std::make_unique<Tables>(ctx_->log_n());
+}
+Encoder::~Encoder() = default;
+Encoder::Encoder(Encoder&&) noexcept = default;
+Encoder& Encoder::operator=(Encoder&&) noexcept = default;
+
+Plaintext Encoder::encode(std::span<const std::complex<double>> values, u32 level,
+                          std::optional<long double> scale) const {
+  const LevelData& lv = ctx_->level(level);
+  const long double delta = scale.value_or(lv.scale);
+  if (!(delta > 0) || !std::isfinite(delta)) {
+    throw ParameterError("Encoder::encode: scale must be positive and finite");
+  }
+  const u32 n_max = ctx_->max_slots();
+  if (values.size() > n_max) {
+    throw ParameterError("Encoder::encode: " + std::to_string(values.size()) +
+                         " values exceed the " + std::to_string(n_max) + " slots");
+  }
+  const u32 slots = std::bit_ceil(std::max<u32>(1, static_cast<u32>(values.size())));
+  std::vector<detail::SpecialFft::Complex> u(slots);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i].real()) || !std::isfinite(values[i].imag())) {
+      throw ParameterError("Encoder::encode: value " + std::to_string(i) + " is not finite");
+    }
+    u[i] = {values[i].real(), values[i].imag()};
+  }
+  tables_->fft.inverse(u);
+
+  const u32 n = ctx_->n();
+  const u32 gap = n / (2 * slots);
+  std::vector<long double> coeffs(2 * slots);
+  long double max_abs = 0;
+  for (u32 k = 0; k < slots; ++k) {
+    coeffs[k] = std::round(u[k].real() * delta);
+    coeffs[k + slots] = std::round(u[k].imag() * delta);
+    max_abs = std::max({max_abs, std::fabs(coeffs[k]), std::fabs(coeffs[k + slots])});
+  }
+  if (max_abs > 0 && std::log2(max_abs) >= lv.log2_q - 1) {
+    throw ParameterError("Encoder::encode: scaled values (2^" +
+                         std::to_string(static_cast<double>(std::log2(max_abs))) +
+                         ") do not fit the modulus of level " + std::to_string(level) + " (2^" +
+                         std::to_string(lv.log2_q) + ")");
+  }
+
+  std::vector<u32> host(static_cast<std::size_t>(lv.limbs) * n, 0);
+  for (u32 l = 0; l < lv.limbs; ++l) {
+    const u32 q = ctx_->prime(lv.q_basis[l]);
+    u32* row = host.data() + static_cast<std::size_t>(l) * n;
+    for (u32 k = 0; k < 2 * slots; ++k) {
+      row[static_cast<std::size_t>(k) * gap] = detail::reduce_long_double(coeffs[k], q);
+    }
+  }
+  Backend& be = ctx_->backend();
+  RnsPoly poly = be.make_poly(lv.q_basis);
+  be.upload(host.data(), poly.ref());
+  const PolyRef refs[] = {poly.ref()};
+  be.ntt(refs);
+  return Plaintext(ctx_->id(), level, delta, slots, std::move(poly));
+}
+
+Plaintext Encoder::encode(std::span<const double> values, u32 level,
+                          std::optional<long double> scale) const {
+  std::vector<std::complex<double>> c(values.begin(), values.end());
+  return encode(std::span<const std::complex<double>>(c), level, scale);
+}
+
+Plaintext Encoder::encode(std::span<const std::complex<double>> values) const {
+  return encode(values, ctx_->default_encryption_level());
+}
+
+Plaintext Encoder::encode(std::span<const double> values) const {
+  return encode(values, ctx_->default_encryption_level());
+}
+
+std::vector<std::complex<double>> Encoder::decode(const Plaintext& pt) const {
+  detail::require_usable(*ctx_, pt, "Encoder::decode: plaintext");
+  const LevelData& lv = ctx_->level(pt.level());
+  const u32 n = ctx_->n();
+  const u32 slots = pt.slots();
+  if (slots == 0 || slots > ctx_->max_slots() || !std::has_single_bit(slots)) {
+    throw ParameterError("Encoder::decode: plaintext has an invalid slot count " +
+                         std::to_string(slots));
+  }
+  Backend& be = ctx_->backend();
+  RnsPoly coeff = be.make_poly(lv.q_basis);
+  be.copy(pt.poly().cref(), coeff.ref());
+  const PolyRef refs[] = {coeff.ref()};
+  be.intt(refs);
+  std::vector<u32> host(static_cast<std::size_t>(lv.limbs) * n);
+  be.download(coeff.cref(), host.data());
+
+  const u32 gap = n / (2 * slots);
+  std::vector<u32> residues(lv.limbs);
+  auto coefficient = [&](u32 k) {
+    const std::size_t idx = static_cast<std::size_t>(k) * gap;
+    for (u32 l = 0; l < lv.limbs; ++l) residues[l] = host[static_cast<std::size_t>(l) * n + idx];
+    return lv.crt->centered_to_long_double(std::span<const u32>(residues), pt.scale());
+  };
+  std::vector<detail::SpecialFft::Complex> u(slots);
+  for (u32 k = 0; k < slots; ++k) u[k] = {coefficient(k), coefficient(k + slots)};
+  tables_->fft.forward(u);
+  std::vector<std::complex<double>> out(slots);
+  for (u32 j = 0; j < slots; ++j) {
+    out[j] = {static_cast<double>(u[j].real()), static_cast<double>(u[j].imag())};
+  }
+  return out;
+}
+
+std::vector<double> Encoder::decode_real(const Plaintext& pt) const {
+  const auto c = decode(pt);
+  std::vector<double> out(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) out[i] = c[i].real();
+  return out;
+}
+
+}  // namespace theo

@@ -1,0 +1,156 @@
+#include "theo/ckks/key_switcher.h"
+
+#include <string>
+
+#include "theo/errors.h"
+
+namespace theo {
+
+KeySwitcher::KeySwitcher(std::shared_ptr<const Context> ctx) : ctx_(std::move(ctx)) {
+  if (!ctx_) throw ContextError("KeySwitcher: the Context is null");
+}
+
+std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> inputs,
+                                             u32 level) const {
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  for (const ConstPolyRef& in : inputs) {
+    if (!(in.basis == lv.q_basis)) {
+      throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
+                           std::to_string(level));
+    }
+  }
+  std::vector<ModUpDigits> result(inputs.size());
+  for (auto& r : result) {
+    r.level = level;
+    for (std::size_t k = 0; k < lv.digits.size(); ++k) r.digits.push_back(be.make_poly(lv.pq_basis));
+  }
+  std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
+  for (std::size_t k = 0; k < lv.digits.size(); ++k) {
+    const DigitPlan& d = lv.digits[k];
+    // The digit slice of the output doubles as the INTT scratch; it is restored at the end.
+    std::vector<PolyRef> scratch;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const PolyRef slot = result[i].digits[k].slice(d.start, d.count);
+      be.copy(inputs[i].slice(d.start, d.count), slot);
+      scratch.push_back(slot);
+    }
+    be.intt(scratch, d.intt_post_consts);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      RnsPoly& out = result[i].digits[k];
+      if (d.to_before) {
+        const PolyRef before = out.slice(0, d.start);
+        be.bconv_matmul(*d.to_before, scratch[i], before);
+        converted.push_back(before);
+      }
+      const u32 after_start = d.start + d.count;
+      const PolyRef after = out.slice(after_start, out.limbs() - after_start);
+      be.bconv_matmul(*d.to_after, scratch[i], after);
+      converted.push_back(after);
+    }
+  }
+  be.ntt(converted);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t k = 0; k < lv.digits.size(); ++k) {
+      const DigitPlan& d = lv.digits[k];
+      be.copy(inputs[i].slice(d.start, d.count), result[i].digits[k].slice(d.start, d.count));
+    }
+  }
+  return result;
+}
+
+ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
+  const ConstPolyRef one[] = {input};
+  return std::move(mod_up(one, level).front());
+}
+
+void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1) const {
+  const LevelData& lv = ctx_->level(level);
+  if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
+    throw ContextError("KeySwitcher::key_mult: the switching key is empty or not of this Context");
+  }
+  if (digits.size() != lv.digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult: digit count does not match level " +
+                         std::to_string(level));
+  }
+  const u32 limbs = lv.limbs;
+  const u32 alpha = ctx_->alpha();
+  const u32 p_start = ctx_->q_max_limbs();
+  std::vector<ConstPolyRef> d_q, kb_q, ka_q, d_p, kb_p, ka_p;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    const u32 chunk = lv.digits[k].chunk;
+    d_q.push_back(digits[k].slice(0, limbs));
+    kb_q.push_back(key.b(chunk).slice(lv.first_id, limbs));
+    ka_q.push_back(key.a(chunk).slice(lv.first_id, limbs));
+    d_p.push_back(digits[k].slice(limbs, alpha));
+    kb_p.push_back(key.b(chunk).slice(p_start, alpha));
+    ka_p.push_back(key.a(chunk).slice(p_start, alpha));
+  }
+  Backend& be = ctx_->backend();
+  be.key_mult(d_q, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
+  be.key_mult(d_p, kb_p, ka_p, out0.slice(limbs, alpha), out1.slice(limbs, alpha));
+}
+
+std::vector<ExtendedPair> KeySwitcher::key_mult(std::span<const ModUpDigits> modup,
+                                                std::span<const SwitchingKey* const> keys) const {
+  if (modup.size() != keys.size()) {
+    throw ParameterError("KeySwitcher::key_mult: one key per ModUp result is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<ExtendedPair> out;
+  for (std::size_t i = 0; i < modup.size(); ++i) {
+    const LevelData& lv = ctx_->level(modup[i].level);
+    ExtendedPair pair{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
+    std::vector<ConstPolyRef> digits;
+    for (const RnsPoly& d : modup[i].digits) digits.push_back(d.cref());
+    key_mult_into(digits, modup[i].level, *keys[i], pair.c0.ref(), pair.c1.ref());
+    out.push_back(std::move(pair));
+  }
+  return out;
+}
+
+ExtendedPair KeySwitcher::key_mult(const ModUpDigits& modup, const SwitchingKey& key) const {
+  const SwitchingKey* keys[] = {&key};
+  return std::move(key_mult(std::span<const ModUpDigits>(&modup, 1), keys).front());
+}
+
+void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                           u32 level) const {
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<PolyRef> p_parts;
+  for (const PolyRef& x : in) {
+    if (!(x.basis == lv.pq_basis)) {
+      throw ParameterError("KeySwitcher::mod_down: input is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+    p_parts.push_back(x.slice(lv.limbs, ctx_->alpha()));
+  }
+  be.intt(p_parts, lv.mod_down_intt_consts);
+  std::vector<RnsPoly> lifted;
+  std::vector<PolyRef> lifted_refs;
+  for (const PolyRef& p : p_parts) {
+    lifted.push_back(be.make_poly(lv.q_basis));
+    be.bconv_matmul(*lv.mod_down, p, lifted.back().ref());
+    lifted_refs.push_back(lifted.back().ref());
+  }
+  be.ntt(lifted_refs);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    be.sub_mul_scalar(in[i].slice(0, lv.limbs), lifted[i].cref(), lv.p_inv, out[i]);
+  }
+}
+
+void KeySwitcher::switch_key(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
+                             PolyRef out1) const {
+  const ModUpDigits up = mod_up(d, level);
+  ExtendedPair ext = key_mult(up, key);
+  const PolyRef in[] = {ext.c0.ref(), ext.c1.ref()};
+  const PolyRef out[] = {out0, out1};
+  mod_down(in, out, level);
+}
+
+}  // namespace theo

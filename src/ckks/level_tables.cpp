@@ -1,0 +1,149 @@
+// Per-level tables of the Context: bases, default scales, key-switching digits with their BConv
+// plans, ModDown and rational-rescale constants.
+
+#include <cmath>
+#include <string>
+
+#include "theo/ckks/context.h"
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+Basis id_range(u32 lo, u32 hi) { return lo < hi ? Basis::range(lo, hi - lo) : Basis{}; }
+
+u32 product_mod(const std::vector<u32>& primes, const Basis& ids, u32 q) {
+  u32 acc = 1 % q;
+  for (u32 i = 0; i < ids.size; ++i) acc = mul_mod_ref(acc, primes[ids[i]] % q, q);
+  return acc;
+}
+
+long double product(const std::vector<u32>& primes, const Basis& ids) {
+  long double acc = 1;
+  for (u32 i = 0; i < ids.size; ++i) acc *= static_cast<long double>(primes[ids[i]]);
+  return acc;
+}
+
+void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis& p_basis) {
+  const u32 a = lv.first_id;
+  const u32 b = lv.first_id + lv.limbs;
+  for (u32 chunk = 0; chunk * alpha < q_max; ++chunk) {
+    const u32 lo = std::max(a, chunk * alpha);
+    const u32 hi = std::min(b, std::min(q_max, (chunk + 1) * alpha));
+    if (lo >= hi) continue;
+    DigitPlan d;
+    d.chunk = chunk;
+    d.start = lo - a;
+    d.count = hi - lo;
+    const Basis src = id_range(lo, hi);
+    if (lo > a) d.to_before = be.make_bconv(src, id_range(a, lo));
+    d.to_after = be.make_bconv(src, id_range(hi, b).concat(p_basis));
+    d.intt_post_consts = d.to_after->table().src_hat_inv;
+    lv.digits.push_back(std::move(d));
+  }
+}
+
+void build_mod_down(Backend& be, const std::vector<u32>& primes, LevelData& lv,
+                    const Basis& p_basis) {
+  lv.mod_down = be.make_bconv(p_basis, lv.q_basis);
+  lv.mod_down_intt_consts = lv.mod_down->table().src_hat_inv;
+  for (u32 i = 0; i < lv.limbs; ++i) {
+    const u32 q = primes[lv.q_basis[i]];
+    lv.p_inv.push_back(inv_mod(product_mod(primes, p_basis, q), q));
+  }
+}
+
+// Rescale tables from `cur` (level l) to `prev` (level l - 1).
+void build_rescale(Backend& be, const std::vector<u32>& primes, LevelData& cur,
+                   const LevelData& prev) {
+  const u32 a = cur.first_id, b = cur.first_id + cur.limbs;
+  const u32 pa = prev.first_id, pb = prev.first_id + prev.limbs;
+  RescalePlan& rs = cur.rescale;
+  Basis leaving;
+  if (a < pa) {
+    const u32 hi = std::min(b, pa);
+    rs.leaving.push_back({0, hi - a});
+    leaving = leaving.concat(id_range(a, hi));
+  }
+  if (b > pb) {
+    const u32 lo = std::max(a, pb);
+    rs.leaving.push_back({lo - a, b - lo});
+    leaving = leaving.concat(id_range(lo, b));
+  }
+  if (leaving.empty()) {
+    throw ParameterError("level_config: level " + std::to_string(cur.level) +
+                         " has no prime that level " + std::to_string(prev.level) +
+                         " lacks, so it cannot rescale to it");
+  }
+  const Basis entering = id_range(pa, std::min(pb, a)).concat(id_range(std::max(pa, b), pb));
+  rs.leaving_basis = leaving;
+  const u32 stay_lo = std::max(a, pa), stay_hi = std::min(b, pb);
+  if (stay_lo < stay_hi) {
+    rs.stay_src = stay_lo - a;
+    rs.stay_dst = stay_lo - pa;
+    rs.stay_count = stay_hi - stay_lo;
+  }
+  rs.bconv = be.make_bconv(leaving, prev.q_basis);
+  const auto& hat_inv = rs.bconv->table().src_hat_inv;
+  for (u32 j = 0; j < leaving.size; ++j) {
+    const u32 q = primes[leaving[j]];
+    rs.intt_post_consts.push_back(mul_mod_ref(hat_inv[j], product_mod(primes, entering, q), q));
+  }
+  for (u32 i = 0; i < prev.limbs; ++i) {
+    const PrimeId id = prev.q_basis[i];
+    const u32 q = primes[id];
+    const u32 pi_l_inv = inv_mod(product_mod(primes, leaving, q), q);
+    if (cur.q_basis.find(id) >= 0) {
+      const u32 pi_e = product_mod(primes, entering, q);
+      rs.ntt_pre_consts.push_back(inv_mod(pi_e, q));
+      rs.stay_consts.push_back(mul_mod_ref(pi_e, pi_l_inv, q));
+    } else {
+      rs.ntt_pre_consts.push_back(neg_mod(pi_l_inv, q));
+    }
+  }
+  cur.rescale_ratio = product(primes, leaving) / product(primes, entering);
+}
+
+}  // namespace
+
+void Context::build_levels() {
+  const u32 q_max = terminal_count_ + main_count_;
+  const Basis p_basis = this->p_basis();
+  levels_.resize(params_.level_config.size());
+  for (u32 l = 0; l < levels_.size(); ++l) {
+    LevelData& lv = levels_[l];
+    lv.level = l;
+    lv.main_count = params_.level_config[l][0];
+    lv.terminal_count = params_.level_config[l][1];
+    if (lv.main_count > main_count_ || lv.terminal_count > terminal_count_ ||
+        lv.main_count + lv.terminal_count == 0) {
+      throw ParameterError("level_config[" + std::to_string(l) +
+                           "] does not fit the prime lists");
+    }
+    lv.first_id = terminal_count_ - lv.terminal_count;
+    lv.limbs = lv.main_count + lv.terminal_count;
+    lv.q_basis = Basis::range(lv.first_id, lv.limbs);
+    lv.pq_basis = lv.q_basis.concat(p_basis);
+    double log2_q = 0;
+    std::vector<u32> level_primes;
+    for (u32 i = 0; i < lv.limbs; ++i) {
+      level_primes.push_back(ring_.primes[lv.q_basis[i]]);
+      log2_q += std::log2(static_cast<double>(level_primes.back()));
+    }
+    lv.log2_q = log2_q;
+    lv.crt = std::make_shared<const CrtReconstructor>(std::span<const u32>(level_primes));
+    build_digits(*backend_, lv, q_max, alpha_, p_basis);
+    build_mod_down(*backend_, ring_.primes, lv, p_basis);
+    if (l == 0) {
+      lv.scale = std::ldexp(1.0L, static_cast<int>(params_.log_default_scale));
+    } else {
+      build_rescale(*backend_, ring_.primes, lv, levels_[l - 1]);
+      // Delta_l^2 / r_l = Delta_{l-1}: two operands at the default scale multiply and rescale
+      // exactly onto the default scale of the level below.
+      lv.scale = std::sqrt(levels_[l - 1].scale * lv.rescale_ratio);
+    }
+  }
+}
+
+}  // namespace theo

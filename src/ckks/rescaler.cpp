@@ -1,0 +1,127 @@
+#include "ckks/rescaler.h"
+
+#include <cmath>
+#include <string>
+
+#include "ckks/checks.h"
+#include "theo/errors.h"
+
+namespace theo::detail {
+
+namespace {
+
+// Nearest integer K >= 1 to `exact` whose residue is nonzero modulo every prime of `basis`.
+u64 choose_multiplier(const Context& ctx, long double exact, const Basis& basis) {
+  const long double cap = 0x1p62L;
+  u64 k = exact < 1 ? 1 : (exact > cap ? static_cast<u64>(cap) : static_cast<u64>(std::llround(exact)));
+  for (;;) {
+    bool ok = true;
+    for (u32 i = 0; i < basis.size && ok; ++i) ok = (k % ctx.prime(basis[i])) != 0;
+    if (ok) return k;
+    ++k;
+  }
+}
+
+}  // namespace
+
+std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPolyRef> polys,
+                                   u32 level, u64 k) {
+  if (level == 0) throw LevelError("cannot rescale at level 0: no level below it");
+  const LevelData& lv = ctx.level(level);
+  const LevelData& prev = ctx.level(level - 1);
+  const RescalePlan& rs = lv.rescale;
+  Backend& be = ctx.backend();
+
+  std::vector<u32> intt_consts = rs.intt_post_consts;
+  std::vector<u32> ntt_consts = rs.ntt_pre_consts;
+  std::vector<u32> stay_consts = rs.stay_consts;
+  if (k != 1) {
+    // K folds into the constants: K on the leaving limbs (so r carries it), K^-1 into r' on the
+    // staying limbs and K into their final factor.
+    for (u32 j = 0; j < rs.leaving_basis.size; ++j) {
+      const u32 q = ctx.prime(rs.leaving_basis[j]);
+      intt_consts[j] = mul_mod_ref(intt_consts[j], static_cast<u32>(k % q), q);
+    }
+    for (u32 i = 0; i < rs.stay_count; ++i) {
+      const u32 q = ctx.prime(prev.q_basis[rs.stay_dst + i]);
+      const u32 kq = static_cast<u32>(k % q);
+      ntt_consts[rs.stay_dst + i] = mul_mod_ref(ntt_consts[rs.stay_dst + i], inv_mod(kq, q), q);
+      stay_consts[i] = mul_mod_ref(stay_consts[i], kq, q);
+    }
+  }
+
+  std::vector<RnsPoly> leaving, out;
+  std::vector<PolyRef> leaving_refs, out_refs;
+  for (const ConstPolyRef& x : polys) {
+    if (!(x.basis == lv.q_basis)) {
+      throw ParameterError("rescale: polynomial is not over the basis of level " +
+                           std::to_string(level));
+    }
+    leaving.push_back(be.make_poly(rs.leaving_basis));
+    u32 pos = 0;
+    for (const auto& [offset, count] : rs.leaving) {
+      be.copy(x.slice(offset, count), leaving.back().slice(pos, count));
+      pos += count;
+    }
+    leaving_refs.push_back(leaving.back().ref());
+  }
+  be.intt(leaving_refs, intt_consts);
+  for (const PolyRef& l : leaving_refs) {
+    out.push_back(be.make_poly(prev.q_basis));
+    be.bconv_matmul(*rs.bconv, l, out.back().ref());
+    out_refs.push_back(out.back().ref());
+  }
+  be.ntt(out_refs, ntt_consts);
+  if (rs.stay_count > 0) {
+    for (std::size_t i = 0; i < polys.size(); ++i) {
+      const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
+      be.sub_mul_scalar(polys[i].slice(rs.stay_src, rs.stay_count), y, stay_consts, y);
+    }
+  }
+  return out;
+}
+
+Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys, u32 from,
+                         long double scale, u32 to, std::optional<long double> target_scale) {
+  if (to > from) {
+    throw LevelError("level_down: cannot go up from level " + std::to_string(from) +
+                     " to level " + std::to_string(to));
+  }
+  Backend& be = ctx.backend();
+  const LevelData& src = ctx.level(from);
+  const LevelData& dst = ctx.level(to);
+  Lowered result;
+  const long double goal = target_scale.value_or(dst.scale);
+  const bool subset = dst.first_id >= src.first_id &&
+                      dst.first_id + dst.limbs <= src.first_id + src.limbs;
+  if (to == from || (subset && scales_match(scale, goal, ctx.scale_tolerance()))) {
+    // Q_to divides Q_from: dropping limbs keeps value and scale.
+    const u32 offset = dst.first_id - src.first_id;
+    for (const ConstPolyRef& x : polys) {
+      result.polys.push_back(be.make_poly(dst.q_basis));
+      be.copy(x.slice(offset, dst.limbs), result.polys.back().ref());
+    }
+    result.scale = scale;
+    return result;
+  }
+  std::vector<RnsPoly> current;
+  long double s = scale;
+  for (u32 j = from; j > to; --j) {
+    const LevelData& lv = ctx.level(j);
+    const long double want = (j - 1 == to) ? goal : ctx.level(j - 1).scale;
+    const u64 k = choose_multiplier(ctx, want * lv.rescale_ratio / s, ctx.level(j - 1).q_basis);
+    std::vector<ConstPolyRef> in;
+    if (current.empty()) {
+      in.assign(polys.begin(), polys.end());
+    } else {
+      for (const RnsPoly& p : current) in.push_back(p.cref());
+    }
+    current = rescale_polys(ctx, in, j, k);
+    s = s * static_cast<long double>(k) / lv.rescale_ratio;
+  }
+  result.polys = std::move(current);
+  result.scale = s;
+  return result;
+}
+
+}  // namespace theo::detail

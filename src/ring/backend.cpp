@@ -1,0 +1,37 @@
+#include "theo/ring/backend.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace theo {
+
+Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
+  if (ring_.log_n < 10 || ring_.log_n > 17)
+    throw ParameterError("RingParams.log_n = " + std::to_string(ring_.log_n) + " outside [10, 17]");
+  if (ring_.primes.size() > 256)
+    throw ParameterError("RingParams.primes: " + std::to_string(ring_.primes.size()) +
+                         " primes, PrimeId addresses at most 256");
+  const u64 two_n = u64{2} << ring_.log_n;
+  moduli_.reserve(ring_.primes.size());
+  for (std::size_t i = 0; i < ring_.primes.size(); ++i) {
+    const u32 q = ring_.primes[i];
+    // Every backend's NTT and Montgomery arithmetic rely on these; catch a bad table early.
+    if (q >= (u32{1} << 31) || q % two_n != 1)
+      throw ParameterError("RingParams.primes[" + std::to_string(i) + "] = " + std::to_string(q) +
+                           " is not < 2^31 and = 1 mod 2N (N = 2^" + std::to_string(ring_.log_n) +
+                           ")");
+    moduli_.push_back(make_modulus(q));
+  }
+}
+
+std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {
+  const char* env = std::getenv("THEO_BACKEND");
+  const std::string choice = env ? env : "";
+  if (choice == "cpu") return make_cpu_backend(ring);
+  if (choice == "cuda") return make_cuda_backend(ring);
+  if (!choice.empty())
+    throw ParameterError("THEO_BACKEND = '" + choice + "': expected 'cpu' or 'cuda'");
+  return cuda_available() ? make_cuda_backend(ring) : make_cpu_backend(ring);
+}
+
+}  // namespace theo

@@ -1,0 +1,80 @@
+#include "theo/ring/shape_checks.h"
+
+#include <functional>
+#include <string>
+
+namespace theo::checks {
+
+namespace {
+
+[[noreturn]] void fail(std::string_view op, const std::string& what) {
+  throw ParameterError(std::string(op) + ": " + what);
+}
+
+std::string shape(ConstPolyRef p) {
+  return "n " + std::to_string(p.n) + ", basis " + to_string(p.basis);
+}
+
+}  // namespace
+
+void poly(std::string_view op, std::string_view arg, const Backend& be, ConstPolyRef p) {
+  if (p.n != be.n())
+    fail(op, std::string(arg) + " has n = " + std::to_string(p.n) +
+                 ", the ring has n = " + std::to_string(be.n()));
+  const std::size_t primes = be.ring().primes.size();
+  for (u32 i = 0; i < p.basis.size; ++i)
+    if (p.basis.ids[i] >= primes)
+      fail(op, std::string(arg) + " limb " + std::to_string(i) + " has prime id " +
+                   std::to_string(p.basis.ids[i]) + ", the ring has " + std::to_string(primes) +
+                   " primes");
+  if (p.data == nullptr && p.words() > 0) fail(op, std::string(arg) + " has no data");
+}
+
+void same_shape(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::string_view arg_b,
+                ConstPolyRef b) {
+  if (a.n != b.n || !(a.basis == b.basis))
+    fail(op, std::string(arg_b) + " (" + shape(b) + ") does not match " + std::string(arg_a) +
+                 " (" + shape(a) + ")");
+}
+
+void limb_consts(std::string_view op, std::string_view arg, const Backend& be, ConstPolyRef p,
+                 std::span<const u32> consts) {
+  if (consts.size() != p.limbs())
+    fail(op, std::string(arg) + " has " + std::to_string(consts.size()) + " constants for " +
+                 std::to_string(p.limbs()) + " limbs");
+  for (u32 i = 0; i < p.limbs(); ++i) {
+    const u32 q = be.modulus(p.basis.ids[i]).q;
+    if (consts[i] >= q)
+      fail(op, std::string(arg) + "[" + std::to_string(i) + "] = " + std::to_string(consts[i]) +
+                   " is not canonical mod " + std::to_string(q));
+  }
+}
+
+void no_alias(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::string_view arg_b,
+              ConstPolyRef b) {
+  if (a.words() == 0 || b.words() == 0) return;
+  // std::less gives a total order on unrelated pointers, where < would not.
+  const std::less<const u32*> lt;
+  const u32* a_end = a.data + a.words();
+  const u32* b_end = b.data + b.words();
+  if (lt(a.data, b_end) && lt(b.data, a_end))
+    fail(op, std::string(arg_a) + " and " + std::string(arg_b) + " overlap in memory");
+}
+
+std::string indexed(std::string_view name, std::size_t i) {
+  // Built by appending: GCC 12 reports a false -Wrestrict on "literal" + std::string chains.
+  std::string s(name);
+  s += '[';
+  s += std::to_string(i);
+  s += ']';
+  return s;
+}
+
+void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
+                std::size_t b) {
+  if (a != b)
+    fail(op, std::string(arg_a) + " has " + std::to_string(a) + " entries, " + std::string(arg_b) +
+                 " has " + std::to_string(b));
+}
+
+}  // namespace theo::checks

@@ -1,0 +1,227 @@
+// Precision of every basic op on generated 25-30 prime systems at Delta = 2^40, N = 2^13..2^15.
+// Inputs are fresh random complex slots (|x| <= 1) every run; errors print as log2(max abs error).
+
+#include <map>
+#include <memory>
+
+#include "ckks_test_util.h"
+
+namespace theo::test {
+namespace {
+
+class Precision : public ::testing::TestWithParam<u32> {
+ protected:
+  static void SetUpTestSuite() {}
+  Env& env() {
+    static std::map<u32, std::unique_ptr<Env>> cache;
+    auto& e = cache[GetParam()];
+    if (!e) e = std::make_unique<Env>(generated_params(GetParam(), 10));
+    return *e;
+  }
+  u32 log_n() const { return GetParam(); }
+};
+
+TEST_P(Precision, EncodeDecodeFullAndSparse) {
+  Env& e = env();
+  const u32 top = e.ctx->default_encryption_level();
+  for (const u32 slots : {e.ctx->max_slots(), 8u, 1u}) {
+    const auto x = random_slots(slots);
+    const auto got = e.encoder.decode(e.encoder.encode(x, top));
+    ASSERT_EQ(got.size(), slots);
+    EXPECT_LT(report(slots == 1 ? "encode/decode 1 slot" : "encode/decode", log_n(), got, x),
+              -30);
+  }
+  // Real input at level 0 (smallest modulus).
+  std::vector<double> r(e.ctx->max_slots());
+  const auto c = random_slots(r.size());
+  std::vector<Cplx> want(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) want[i] = r[i] = c[i].real();
+  EXPECT_LT(report("encode/decode real, level 0", log_n(), e.encoder.decode(e.encoder.encode(r, 0)),
+                   want),
+            -30);
+}
+
+TEST_P(Precision, EncryptDecrypt) {
+  Env& e = env();
+  const auto x = random_slots(e.ctx->max_slots());
+  const u32 top = e.ctx->default_encryption_level();
+  EXPECT_LT(report("encrypt/decrypt (pk)", log_n(), e.decrypt(e.encrypt(x, top)), x), -20);
+  Encryptor sym(e.ctx, e.sk);
+  EXPECT_LT(report("encrypt/decrypt (sk)", log_n(),
+                   e.decrypt(sym.encrypt(e.encoder.encode(x, top))), x),
+            -25);
+}
+
+TEST_P(Precision, HMultRescale) {
+  Env& e = env();
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const auto x = random_slots(e.ctx->max_slots());
+  const auto y = random_slots(e.ctx->max_slots());
+  std::vector<Cplx> xy(x.size()), xx(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    xy[i] = x[i] * y[i];
+    xx[i] = x[i] * x[i];
+  }
+  const u32 top = e.ctx->default_encryption_level();
+  const Ciphertext cx = e.encrypt(x, top), cy = e.encrypt(y, top);
+  const Ciphertext merged = e.evaluator.multiply_relin_rescale(cx, cy, rlk);
+  EXPECT_EQ(merged.level(), top - 1);
+  EXPECT_NEAR(static_cast<double>(merged.scale() / e.ctx->default_scale(top - 1)), 1.0, 1e-12);
+  EXPECT_LT(report("HMult+relin+rescale", log_n(), e.decrypt(merged), xy), -20);
+  const Ciphertext stepwise = e.evaluator.rescale(e.evaluator.multiply(cx, cy, rlk));
+  EXPECT_LT(report("HMult, then rescale", log_n(), e.decrypt(stepwise), xy), -20);
+  const Ciphertext unrelin = e.evaluator.multiply(cx, cy);
+  EXPECT_EQ(unrelin.size(), 3u);
+  EXPECT_LT(report("HMult, 3-part decrypt", log_n(), e.decrypt(unrelin), xy), -20);
+  EXPECT_LT(report("square+rescale", log_n(), e.decrypt(e.evaluator.rescale(e.evaluator.square(cx, rlk))),
+                   xx),
+            -20);
+}
+
+TEST_P(Precision, ChainOfTenMultiplications) {
+  Env& e = env();
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const u32 top = e.ctx->default_encryption_level();
+  ASSERT_GE(top, 10u);
+  const std::size_t n = e.ctx->max_slots();
+  // Unit-modulus inputs keep the product's magnitude at 1, so the absolute error stays honest.
+  auto unit = [&] {
+    auto v = random_slots(n);
+    for (auto& z : v) z = std::polar(1.0, std::arg(z));
+    return v;
+  };
+  std::vector<Cplx> want = unit();
+  Ciphertext acc = e.encrypt(want, top);
+  double worst_scale_bits = 0;
+  for (int step = 0; step < 10; ++step) {
+    const auto y = unit();
+    for (std::size_t i = 0; i < n; ++i) want[i] *= y[i];
+    acc = e.evaluator.multiply_relin_rescale(acc, e.encrypt(y, acc.level()), rlk);
+    const double bits = static_cast<double>(std::log2(acc.scale())) - 40.0;
+    worst_scale_bits = std::max(worst_scale_bits, std::abs(bits));
+    EXPECT_LT(std::abs(bits), 0.1) << "level " << acc.level();
+  }
+  EXPECT_EQ(acc.level(), top - 10);
+  std::printf("[precision] chain of 10: worst |log2(scale) - 40| = %.4f\n", worst_scale_bits);
+  EXPECT_LT(report("chain of 10 HMult+rescale", log_n(), e.decrypt(acc), want), -15);
+}
+
+TEST_P(Precision, RotationsConjugationHoisted) {
+  Env& e = env();
+  const std::vector<int> rotations = {1, 2, -1, -7, 100};
+  const GaloisKeys gk = e.keygen.create_galois_keys(e.sk, rotations, true);
+  Encryptor sym(e.ctx, e.sk);
+  const std::size_t n = e.ctx->max_slots();
+  const auto x = random_slots(n);
+  const u32 top = e.ctx->default_encryption_level();
+  const Ciphertext ct = sym.encrypt(e.encoder.encode(x, top));
+  auto rotated = [&](int r) {
+    std::vector<Cplx> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      v[i] = x[static_cast<std::size_t>(((static_cast<i64>(i) + r) % static_cast<i64>(n) +
+                                         static_cast<i64>(n)) %
+                                        static_cast<i64>(n))];
+    }
+    return v;
+  };
+  double worst = -1000;
+  for (const int r : rotations) {
+    worst = std::max(worst, report("rotate", log_n(), e.decrypt(e.evaluator.rotate(ct, r, gk)),
+                                   rotated(r)));
+  }
+  const auto hoisted = e.evaluator.rotate_hoisted(ct, rotations, gk);
+  ASSERT_EQ(hoisted.size(), rotations.size());
+  for (std::size_t i = 0; i < rotations.size(); ++i) {
+    worst = std::max(worst,
+                     report("rotate_hoisted", log_n(), e.decrypt(hoisted[i]), rotated(rotations[i])));
+  }
+  std::vector<Cplx> conj(n);
+  for (std::size_t i = 0; i < n; ++i) conj[i] = std::conj(x[i]);
+  worst = std::max(worst, report("conjugate", log_n(), e.decrypt(e.evaluator.conjugate(ct, gk)), conj));
+  EXPECT_LT(worst, -25);
+  // Rotation at a lower level (slices of the same Q_max keys).
+  const Ciphertext low = e.evaluator.level_down(ct, 2);
+  EXPECT_LT(report("rotate at level 2", log_n(), e.decrypt(e.evaluator.rotate(low, -7, gk)),
+                   rotated(-7)),
+            -25);
+}
+
+TEST_P(Precision, ConstantsPlaintextsMonomials) {
+  Env& e = env();
+  const std::size_t n = e.ctx->max_slots();
+  const auto x = random_slots(n);
+  const auto y = random_slots(n);
+  const u32 top = e.ctx->default_encryption_level();
+  const Ciphertext ct = e.encrypt(x, top);
+  const Cplx c(0.375, -0.8125);
+  std::vector<Cplx> want(n);
+
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] + c;
+  EXPECT_LT(report("add_const (complex)", log_n(), e.decrypt(e.evaluator.add_const(ct, c)), want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] * c;
+  EXPECT_LT(report("multiply_const (complex)", log_n(),
+                   e.decrypt(e.evaluator.rescale(e.evaluator.multiply_const(ct, c))), want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] * -2.5;
+  EXPECT_LT(report("multiply_const (real)", log_n(),
+                   e.decrypt(e.evaluator.rescale(e.evaluator.multiply_const(ct, -2.5))), want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] * y[i];
+  EXPECT_LT(report("multiply_plain", log_n(),
+                   e.decrypt(e.evaluator.rescale(
+                       e.evaluator.multiply_plain(ct, e.encoder.encode(y, top)))),
+                   want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] - y[i];
+  EXPECT_LT(report("sub_plain", log_n(),
+                   e.decrypt(e.evaluator.sub_plain(ct, e.encoder.encode(y, top))), want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = x[i] * Cplx(0, 1);
+  EXPECT_LT(report("multiply_monomial X^(N/2)", log_n(),
+                   e.decrypt(e.evaluator.multiply_monomial(ct, e.ctx->n() / 2)), want),
+            -20);
+  for (std::size_t i = 0; i < n; ++i) want[i] = -x[i] * 3.0;
+  EXPECT_LT(report("negate, multiply_integer", log_n(),
+                   e.decrypt(e.evaluator.multiply_integer(e.evaluator.negate(ct), 3)), want),
+            -18);
+}
+
+TEST_P(Precision, LevelDownAndMixedLevels) {
+  Env& e = env();
+  const std::size_t n = e.ctx->max_slots();
+  const auto x = random_slots(n);
+  const auto y = random_slots(n);
+  const u32 top = e.ctx->default_encryption_level();
+  const Ciphertext cx = e.encrypt(x, top);
+  for (const u32 target : {top - 1, top - 3, 1u, 0u}) {
+    const Ciphertext low = e.evaluator.level_down(cx, target);
+    EXPECT_EQ(low.level(), target);
+    EXPECT_LT(std::abs(static_cast<double>(std::log2(low.scale() / e.ctx->default_scale(target)))),
+              1e-6);
+    EXPECT_LT(report("level_down", log_n(), e.decrypt(low), x), -20) << "to level " << target;
+  }
+  // Mixed levels: add and multiply bring the higher operand down.
+  const Ciphertext cy = e.encrypt(y, 4);
+  std::vector<Cplx> sum(n), prod(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    sum[i] = x[i] + y[i];
+    prod[i] = x[i] * y[i];
+  }
+  const Ciphertext s = e.evaluator.add(cx, cy);
+  EXPECT_EQ(s.level(), 4u);
+  EXPECT_LT(report("add at mixed levels", log_n(), e.decrypt(s), sum), -20);
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const Ciphertext p = e.evaluator.multiply_relin_rescale(cy, cx, rlk);
+  EXPECT_EQ(p.level(), 3u);
+  EXPECT_LT(report("HMult at mixed levels", log_n(), e.decrypt(p), prod), -20);
+  const Ciphertext sp = e.evaluator.add_plain(cx, e.encoder.encode(y, 4));
+  EXPECT_EQ(sp.level(), 4u);
+  EXPECT_LT(report("add_plain at mixed levels", log_n(), e.decrypt(sp), sum), -20);
+}
+
+INSTANTIATE_TEST_SUITE_P(N, Precision, ::testing::Values(13u, 14u, 15u),
+                         [](const auto& param_info) { return "logN" + std::to_string(param_info.param); });
+
+}  // namespace
+}  // namespace theo::test

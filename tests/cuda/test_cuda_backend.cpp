@@ -1,0 +1,463 @@
+// Bit-exactness of the CUDA backend against the CPU reference backend: every ring op, same random
+// inputs on both, identical words required. The grid samples N = 2^12..2^16 and limb counts 1..60
+// (odd, non-power-of-two, scattered prime ids) so that the suite runs in well under two minutes.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "theo/math/primes.h"
+#include "theo/ring/automorphism.h"
+#include "theo/ring/backend.h"
+
+namespace theo {
+namespace {
+
+constexpr u32 kPrimes = 64;
+
+// 64 primes: mostly near 2^30, some just below 2^31 (the extreme for signed Montgomery), some near
+// 2^25 (small primes stress centered/lazy bounds differently).
+RingParams ring_for(u32 log_n) {
+  RingParams r;
+  r.log_n = log_n;
+  auto big = find_ntt_primes(log_n, 31, 12);
+  auto small = find_ntt_primes(log_n, 25, 8, big);
+  std::vector<u32> ex = big;
+  ex.insert(ex.end(), small.begin(), small.end());
+  auto mid = find_ntt_primes(log_n, 30, kPrimes - 20, ex);
+  // Interleave so that contiguous id ranges mix sizes.
+  for (u32 i = 0; i < kPrimes; ++i) {
+    if (i % 5 == 1 && !big.empty()) {
+      r.primes.push_back(big.back());
+      big.pop_back();
+    } else if (i % 7 == 3 && !small.empty()) {
+      r.primes.push_back(small.back());
+      small.pop_back();
+    } else if (!mid.empty()) {
+      r.primes.push_back(mid.back());
+      mid.pop_back();
+    } else if (!big.empty()) {
+      r.primes.push_back(big.back());
+      big.pop_back();
+    } else {
+      r.primes.push_back(small.back());
+      small.pop_back();
+    }
+  }
+  return r;
+}
+
+struct Pair {
+  std::unique_ptr<Backend> cpu, gpu;
+};
+
+Pair& backends(u32 log_n) {
+  static std::map<u32, Pair> cache;
+  auto it = cache.find(log_n);
+  if (it == cache.end()) {
+    const RingParams r = ring_for(log_n);
+    Pair p{make_cpu_backend(r), make_cuda_backend(r)};
+    it = cache.emplace(log_n, std::move(p)).first;
+  }
+  return it->second;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(0x7e0d051a4ULL);
+  return g;
+}
+
+// `limbs` distinct prime ids in random order (contiguous when contiguous = true).
+Basis random_basis(u32 limbs, bool contiguous = false) {
+  if (contiguous) {
+    const u32 first = static_cast<u32>(rng()() % (kPrimes - limbs + 1));
+    return Basis::range(first, limbs);
+  }
+  std::vector<PrimeId> ids(kPrimes);
+  std::iota(ids.begin(), ids.end(), PrimeId{0});
+  std::shuffle(ids.begin(), ids.end(), rng());
+  ids.resize(limbs);
+  return Basis(std::span<const PrimeId>(ids));
+}
+
+std::vector<u32> random_words(const Backend& be, const Basis& b) {
+  std::vector<u32> v(static_cast<std::size_t>(b.size) * be.n());
+  for (u32 l = 0; l < b.size; ++l) {
+    const u32 q = be.modulus(b.ids[l]).q;
+    std::uniform_int_distribution<u32> d(0, q - 1);
+    for (u32 i = 0; i < be.n(); ++i) {
+      // Edge values often: 0, 1, q-1, q/2, (q+1)/2.
+      const u32 sel = static_cast<u32>(rng()() % 64);
+      u32 x = d(rng());
+      if (sel == 0) x = 0;
+      if (sel == 1) x = q - 1;
+      if (sel == 2) x = q / 2;
+      if (sel == 3) x = q / 2 + 1;
+      if (sel == 4) x = 1;
+      v[static_cast<std::size_t>(l) * be.n() + i] = x;
+    }
+  }
+  return v;
+}
+
+std::vector<u32> random_consts(const Backend& be, const Basis& b) {
+  std::vector<u32> c(b.size);
+  for (u32 l = 0; l < b.size; ++l)
+    c[l] = static_cast<u32>(rng()() % be.modulus(b.ids[l]).q);
+  if (b.size > 1) c[1] = 0;
+  if (b.size > 2) c[2] = be.modulus(b.ids[2]).q - 1;
+  return c;
+}
+
+// The same host words on both backends.
+struct Twin {
+  RnsPoly c, g;
+  Twin(Pair& p, const Basis& b, const std::vector<u32>& words)
+      : c(p.cpu->make_poly(b)), g(p.gpu->make_poly(b)) {
+    p.cpu->upload(words.data(), c.ref());
+    p.gpu->upload(words.data(), g.ref());
+  }
+  Twin(Pair& p, const Basis& b) : Twin(p, b, random_words(*p.cpu, b)) {}
+};
+
+::testing::AssertionResult same(Pair& p, const Twin& t, const std::string& what) {
+  std::vector<u32> a(t.c.words()), b(t.g.words());
+  p.cpu->download(t.c.cref(), a.data());
+  p.gpu->download(t.g.cref(), b.data());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return ::testing::AssertionFailure()
+             << what << ": first difference at limb " << i / t.c.n() << " (prime id "
+             << int(t.c.basis().ids[i / t.c.n()]) << ") coeff " << i % t.c.n() << ": cpu " << a[i]
+             << ", cuda " << b[i];
+  return ::testing::AssertionSuccess();
+}
+
+struct Shape {
+  u32 log_n, limbs;
+};
+// Sampled grid: every N, limb counts 1..60 incl. odd and non-powers of two.
+const std::vector<Shape> kGrid = {{12, 1}, {12, 3},  {12, 60}, {13, 2},  {13, 7},  {13, 33},
+                                  {14, 5}, {14, 12}, {14, 45}, {15, 1},  {15, 13}, {15, 24},
+                                  {16, 1}, {16, 3},  {16, 12}, {16, 31}, {16, 48}, {16, 60}};
+
+std::string label(const Shape& s) {
+  return "N=2^" + std::to_string(s.log_n) + " limbs=" + std::to_string(s.limbs);
+}
+
+TEST(CudaBackend, Name) {
+  Pair& p = backends(12);
+  EXPECT_EQ(p.gpu->kind(), BackendKind::kCuda);
+  EXPECT_NE(p.gpu->name().find("cuda"), std::string::npos);
+  std::printf("%s\n", p.gpu->name().c_str());
+}
+
+TEST(CudaBackend, UploadDownloadCopyZero) {
+  Pair& p = backends(12);
+  const Basis b = random_basis(5);
+  Twin x(p, b), y(p, b);
+  EXPECT_TRUE(same(p, x, "upload/download"));
+  p.cpu->copy(x.c.cref(), y.c.ref());
+  p.gpu->copy(x.g.cref(), y.g.ref());
+  EXPECT_TRUE(same(p, y, "copy"));
+  p.cpu->fill_zero(y.c.slice(1, 2));
+  p.gpu->fill_zero(y.g.slice(1, 2));
+  EXPECT_TRUE(same(p, y, "fill_zero slice"));
+}
+
+TEST(CudaBackend, NttMatchesDefinition) {
+  // Independent of the CPU backend: A[i] = a(psi^(2 brev(i) + 1)) for a few i.
+  Pair& p = backends(12);
+  const Basis b = Basis::range(1, 1);
+  const u32 q = p.gpu->modulus(1).q, n = p.gpu->n();
+  const std::vector<u32> a = random_words(*p.cpu, b);
+  Twin x(p, b, a);
+  p.gpu->ntt(std::span<const PolyRef>(std::vector<PolyRef>{x.g.ref()}));
+  std::vector<u32> out(n);
+  p.gpu->download(x.g.cref(), out.data());
+  const u32 psi = ntt_root(q, n);
+  for (u32 i : {0u, 1u, 2u, 5u, 100u, 2047u, 4095u}) {
+    const u32 e = 2 * bit_reverse(i, 12) + 1;
+    const u32 pt = pow_mod(psi, e, q);
+    u64 acc = 0, pw = 1;
+    for (u32 j = 0; j < n; ++j) {
+      acc = (acc + static_cast<u64>(a[j]) * pw) % q;
+      pw = pw * pt % q;
+    }
+    EXPECT_EQ(out[i], acc) << "i = " << i;
+  }
+}
+
+TEST(CudaBackend, NttIntt) {
+  for (const Shape& s : kGrid) {
+    Pair& p = backends(s.log_n);
+    const Basis b = random_basis(s.limbs, s.limbs % 2 == 0);
+    Twin x(p, b);
+    const std::vector<PolyRef> cx{x.c.ref()}, gx{x.g.ref()};
+    p.cpu->ntt(cx);
+    p.gpu->ntt(gx);
+    ASSERT_TRUE(same(p, x, "ntt " + label(s)));
+    p.cpu->intt(cx);
+    p.gpu->intt(gx);
+    ASSERT_TRUE(same(p, x, "intt " + label(s)));
+  }
+}
+
+TEST(CudaBackend, NttRoundTripIsIdentity) {
+  Pair& p = backends(16);
+  const Basis b = random_basis(9);
+  const std::vector<u32> a = random_words(*p.cpu, b);
+  Twin x(p, b, a);
+  const std::vector<PolyRef> gx{x.g.ref()};
+  p.gpu->ntt(gx);
+  p.gpu->intt(gx);
+  std::vector<u32> out(a.size());
+  p.gpu->download(x.g.cref(), out.data());
+  EXPECT_EQ(out, a);
+}
+
+TEST(CudaBackend, NttFusedConstants) {
+  for (const Shape& s : {Shape{12, 4}, Shape{14, 11}, Shape{16, 24}}) {
+    Pair& p = backends(s.log_n);
+    const Basis b = random_basis(s.limbs);
+    const std::vector<u32> c = random_consts(*p.cpu, b);
+    Twin x(p, b), y(p, b);
+    const std::vector<PolyRef> cx{x.c.ref(), y.c.ref()}, gx{x.g.ref(), y.g.ref()};
+    p.cpu->ntt(cx, c);
+    p.gpu->ntt(gx, c);
+    ASSERT_TRUE(same(p, x, "ntt pre_consts " + label(s)));
+    ASSERT_TRUE(same(p, y, "ntt pre_consts (2nd poly) " + label(s)));
+    p.cpu->intt(cx, c);
+    p.gpu->intt(gx, c);
+    ASSERT_TRUE(same(p, x, "intt post_consts " + label(s)));
+    ASSERT_TRUE(same(p, y, "intt post_consts (2nd poly) " + label(s)));
+  }
+}
+
+TEST(CudaBackend, NttBatchedMixedShapes) {
+  // 19 polys: more than one launch's worth, with a change of Basis in the middle.
+  Pair& p = backends(13);
+  const Basis b1 = random_basis(3), b2 = random_basis(6, true);
+  std::vector<Twin> xs;
+  for (int i = 0; i < 19; ++i)
+    xs.emplace_back(p, i >= 7 && i < 9 ? b2 : b1);
+  std::vector<PolyRef> cx, gx;
+  for (auto& t : xs) {
+    cx.push_back(t.c.ref());
+    gx.push_back(t.g.ref());
+  }
+  p.cpu->ntt(cx);
+  p.gpu->ntt(gx);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    ASSERT_TRUE(same(p, xs[i], "batched ntt poly " + std::to_string(i)));
+  p.cpu->intt(cx);
+  p.gpu->intt(gx);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    ASSERT_TRUE(same(p, xs[i], "batched intt poly " + std::to_string(i)));
+}
+
+TEST(CudaBackend, NttOnLimbSlices) {
+  Pair& p = backends(14);
+  const Basis b = random_basis(10);
+  Twin x(p, b);
+  const std::vector<PolyRef> cx{x.c.slice(3, 5)}, gx{x.g.slice(3, 5)};
+  p.cpu->ntt(cx);
+  p.gpu->ntt(gx);
+  EXPECT_TRUE(same(p, x, "ntt on a slice"));
+}
+
+TEST(CudaBackend, Elementwise) {
+  for (const Shape& s : kGrid) {
+    if (s.log_n == 15 || s.limbs == 60) continue;  // the other shapes cover these paths
+    Pair& p = backends(s.log_n);
+    Backend &C = *p.cpu, &G = *p.gpu;
+    const Basis b = random_basis(s.limbs);
+    Twin a(p, b), bb(p, b), c(p, b), o(p, b);
+    const std::vector<u32> k = random_consts(C, b);
+    const std::string l = " " + label(s);
+    C.add(a.c.cref(), bb.c.cref(), o.c.ref()), G.add(a.g.cref(), bb.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "add" + l));
+    C.sub(a.c.cref(), bb.c.cref(), o.c.ref()), G.sub(a.g.cref(), bb.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "sub" + l));
+    C.neg(a.c.cref(), o.c.ref()), G.neg(a.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "neg" + l));
+    C.mul(a.c.cref(), bb.c.cref(), o.c.ref()), G.mul(a.g.cref(), bb.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "mul" + l));
+    C.mul_add(a.c.cref(), bb.c.cref(), c.c.cref(), o.c.ref());
+    G.mul_add(a.g.cref(), bb.g.cref(), c.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "mul_add" + l));
+    C.mul_scalar(a.c.cref(), k, o.c.ref()), G.mul_scalar(a.g.cref(), k, o.g.ref());
+    ASSERT_TRUE(same(p, o, "mul_scalar" + l));
+    C.add_scalar(a.c.cref(), k, o.c.ref()), G.add_scalar(a.g.cref(), k, o.g.ref());
+    ASSERT_TRUE(same(p, o, "add_scalar" + l));
+    C.mul_scalar_add(a.c.cref(), k, bb.c.cref(), o.c.ref());
+    G.mul_scalar_add(a.g.cref(), k, bb.g.cref(), o.g.ref());
+    ASSERT_TRUE(same(p, o, "mul_scalar_add" + l));
+    C.sub_mul_scalar(a.c.cref(), bb.c.cref(), k, o.c.ref());
+    G.sub_mul_scalar(a.g.cref(), bb.g.cref(), k, o.g.ref());
+    ASSERT_TRUE(same(p, o, "sub_mul_scalar" + l));
+    // In place: out aliases a.
+    C.mul_add(a.c.cref(), bb.c.cref(), c.c.cref(), a.c.ref());
+    G.mul_add(a.g.cref(), bb.g.cref(), c.g.cref(), a.g.ref());
+    ASSERT_TRUE(same(p, a, "mul_add in place" + l));
+  }
+}
+
+TEST(CudaBackend, ElementwiseUnalignedSlices) {
+  // Views that start one limb in are still 16-byte aligned; a view built at an odd word offset
+  // takes the scalar path. Compare on a hand-made unaligned view.
+  Pair& p = backends(12);
+  const Basis b = random_basis(3);
+  Twin a(p, b), o(p, b);
+  PolyRef cu{a.c.data() + 1, a.c.n(), b.slice(0, 2)}, gu{a.g.data() + 1, a.g.n(), b.slice(0, 2)};
+  PolyRef co{o.c.data() + 3, o.c.n(), b.slice(0, 2)}, go{o.g.data() + 3, o.g.n(), b.slice(0, 2)};
+  p.cpu->mul(cu, cu, co);
+  p.gpu->mul(gu, gu, go);
+  EXPECT_TRUE(same(p, o, "unaligned mul"));
+}
+
+TEST(CudaBackend, Tensor) {
+  for (const Shape& s : {Shape{12, 1}, Shape{14, 7}, Shape{16, 31}}) {
+    Pair& p = backends(s.log_n);
+    const Basis b = random_basis(s.limbs);
+    Twin a0(p, b), a1(p, b), b0(p, b), b1(p, b), d0(p, b), d1(p, b), d2(p, b);
+    p.cpu->tensor(a0.c.cref(), a1.c.cref(), b0.c.cref(), b1.c.cref(), d0.c.ref(), d1.c.ref(),
+                  d2.c.ref());
+    p.gpu->tensor(a0.g.cref(), a1.g.cref(), b0.g.cref(), b1.g.cref(), d0.g.ref(), d1.g.ref(),
+                  d2.g.ref());
+    ASSERT_TRUE(same(p, d0, "tensor d0 " + label(s)));
+    ASSERT_TRUE(same(p, d1, "tensor d1 " + label(s)));
+    ASSERT_TRUE(same(p, d2, "tensor d2 " + label(s)));
+  }
+}
+
+TEST(CudaBackend, KeyMult) {
+  for (const u32 dnum : {1u, 3u, 5u, 17u}) {
+    Pair& p = backends(dnum == 17 ? 12 : 15);
+    const Basis b = random_basis(dnum == 3 ? 48 : 9);
+    std::vector<Twin> d, kb, ka;
+    for (u32 k = 0; k < dnum; ++k)
+      d.emplace_back(p, b), kb.emplace_back(p, b), ka.emplace_back(p, b);
+    Twin o0(p, b), o1(p, b);
+    std::vector<ConstPolyRef> cd, ckb, cka, gd, gkb, gka;
+    for (u32 k = 0; k < dnum; ++k) {
+      cd.push_back(d[k].c.cref()), ckb.push_back(kb[k].c.cref()), cka.push_back(ka[k].c.cref());
+      gd.push_back(d[k].g.cref()), gkb.push_back(kb[k].g.cref()), gka.push_back(ka[k].g.cref());
+    }
+    p.cpu->key_mult(cd, ckb, cka, o0.c.ref(), o1.c.ref());
+    p.gpu->key_mult(gd, gkb, gka, o0.g.ref(), o1.g.ref());
+    ASSERT_TRUE(same(p, o0, "key_mult out0 dnum " + std::to_string(dnum)));
+    ASSERT_TRUE(same(p, o1, "key_mult out1 dnum " + std::to_string(dnum)));
+  }
+}
+
+TEST(CudaBackend, MulMonomial) {
+  for (const u32 log_n : {12u, 16u}) {
+    Pair& p = backends(log_n);
+    const i64 n = i64{1} << log_n;
+    const Basis b = random_basis(5);
+    Twin a(p, b), o(p, b);
+    for (const i64 k :
+         {i64{0}, i64{1}, i64{-1}, n, 2 * n - 1, 3 * n + 5, i64{12345}, i64{-7777777}}) {
+      p.cpu->mul_monomial(a.c.cref(), k, o.c.ref());
+      p.gpu->mul_monomial(a.g.cref(), k, o.g.ref());
+      ASSERT_TRUE(
+          same(p, o, "mul_monomial k=" + std::to_string(k) + " N=2^" + std::to_string(log_n)));
+    }
+  }
+}
+
+TEST(CudaBackend, Automorphism) {
+  for (const u32 log_n : {12u, 14u, 16u}) {
+    Pair& p = backends(log_n);
+    const Basis b = random_basis(7);
+    Twin a(p, b), o(p, b);
+    for (const u32 k :
+         {1u, galois_element_for_rotation(1, log_n), galois_element_for_rotation(-3, log_n),
+          galois_element_for_rotation(1234, log_n), galois_element_for_conjugation(log_n)}) {
+      p.cpu->automorphism(a.c.cref(), k, o.c.ref());
+      p.gpu->automorphism(a.g.cref(), k, o.g.ref());
+      ASSERT_TRUE(same(p, o, "automorphism k=" + std::to_string(k)));
+    }
+  }
+}
+
+TEST(CudaBackend, AutomorphismSum) {
+  for (const u32 terms : {1u, 3u, 20u}) {
+    for (const bool acc : {false, true}) {
+      Pair& p = backends(terms == 20 ? 12 : 16);
+      const u32 log_n = terms == 20 ? 12u : 16u;
+      const Basis b = random_basis(terms == 3 ? 13 : 5);
+      std::vector<Twin> ins;
+      std::vector<ConstPolyRef> ci, gi;
+      std::vector<u32> ks;
+      for (u32 j = 0; j < terms; ++j) {
+        ins.emplace_back(p, b);
+        ks.push_back(galois_element_for_rotation(static_cast<i64>(j * 37 + 1), log_n));
+      }
+      for (auto& t : ins)
+        ci.push_back(t.c.cref()), gi.push_back(t.g.cref());
+      Twin o(p, b);
+      p.cpu->automorphism_sum(ci, ks, o.c.ref(), acc);
+      p.gpu->automorphism_sum(gi, ks, o.g.ref(), acc);
+      ASSERT_TRUE(same(
+          p, o, "automorphism_sum terms=" + std::to_string(terms) + (acc ? " accumulate" : "")));
+    }
+  }
+}
+
+TEST(CudaBackend, BConv) {
+  struct Case {
+    u32 log_n, src, dst;
+  };
+  for (const Case& c :
+       {Case{12, 1, 1}, Case{12, 2, 3}, Case{13, 5, 8}, Case{14, 12, 12}, Case{14, 13, 17},
+        Case{15, 24, 31}, Case{16, 12, 48}, Case{16, 4, 60}, Case{16, 36, 24}}) {
+    Pair& p = backends(c.log_n);
+    const Basis all = random_basis(c.src + c.dst);
+    const Basis s = all.slice(0, c.src), d = all.slice(c.src, c.dst);
+    const auto cplan = p.cpu->make_bconv(s, d);
+    const auto gplan = p.gpu->make_bconv(s, d);
+    Twin x(p, s), y(p, d);
+    const std::string l = " src " + std::to_string(c.src) + " dst " + std::to_string(c.dst) +
+                          " N=2^" + std::to_string(c.log_n);
+    p.cpu->bconv(*cplan, x.c.cref(), y.c.ref());
+    p.gpu->bconv(*gplan, x.g.cref(), y.g.ref());
+    ASSERT_TRUE(same(p, y, "bconv" + l));
+    p.cpu->bconv_matmul(*cplan, x.c.cref(), y.c.ref());
+    p.gpu->bconv_matmul(*gplan, x.g.cref(), y.g.ref());
+    ASSERT_TRUE(same(p, y, "bconv_matmul" + l));
+  }
+}
+
+TEST(CudaBackend, Errors) {
+  Pair& p = backends(12);
+  Backend& G = *p.gpu;
+  RnsPoly a = G.make_poly(random_basis(3)), b = G.make_poly(random_basis(4));
+  RnsPoly o = G.make_poly(a.basis());
+  EXPECT_THROW(G.add(a.cref(), b.cref(), o.ref()), ParameterError);
+  EXPECT_THROW(G.mul(a.cref(), a.cref(), b.ref()), ParameterError);
+  EXPECT_THROW(G.mul_scalar(a.cref(), std::vector<u32>{1, 2}, o.ref()), ParameterError);
+  EXPECT_THROW(G.automorphism(a.cref(), 4, o.ref()), ParameterError);
+  EXPECT_THROW(G.automorphism(a.cref(), 5, a.ref()), ParameterError);  // aliasing
+  const std::vector<PolyRef> two{a.ref(), b.ref()};
+  EXPECT_THROW(G.ntt(two, std::vector<u32>{1, 1, 1}), ParameterError);
+  const auto cpu_plan = p.cpu->make_bconv(a.basis(), b.basis());
+  EXPECT_THROW(G.bconv(*cpu_plan, a.cref(), b.ref()), ParameterError);
+  const auto plan = G.make_bconv(a.basis(), b.basis());
+  EXPECT_THROW(G.bconv(*plan, b.cref(), a.ref()), ParameterError);
+  EXPECT_THROW(G.allocator()->allocate(std::size_t{1} << 42), OutOfMemoryError);
+  // The backend is still usable after the errors above.
+  G.add(a.cref(), a.cref(), o.ref());
+  G.synchronize();
+}
+
+}  // namespace
+}  // namespace theo
