@@ -4,3 +4,10 @@
 add_executable(theo_demo ${CMAKE_CURRENT_LIST_DIR}/demo.cpp)
 target_link_libraries(theo_demo PRIVATE theodosian::theo GMP::gmp)
 theo_target_warnings(theo_demo)
+
+# ---- theo_ckks_demo (owner: CKKS scheme layer) -------------------------------------------------
+# Encrypt, degree-7 polynomial, rotate-and-sum, decrypt; precision and per-op timings.
+add_executable(theo_ckks_demo ${CMAKE_CURRENT_LIST_DIR}/ckks_demo.cpp)
+target_link_libraries(theo_ckks_demo PRIVATE theodosian::theo)
+theo_target_warnings(theo_ckks_demo)
+# ---- end theo_ckks_demo ------------------------------------------------------------------------

@@ -30,8 +30,8 @@ inline bool scales_match(long double a, long double b, double tolerance) {
   return (rel < 0 ? -rel : rel) <= static_cast<long double>(tolerance);
 }
 
-inline void require_same_scale(const Context& ctx, long double a, long double b,
-                               const char* name_a, const char* name_b) {
+inline void require_same_scale(const Context& ctx, long double a, long double b, const char* name_a,
+                               const char* name_b) {
   if (!scales_match(a, b, ctx.scale_tolerance())) {
     throw ScaleError(std::string("scales differ beyond the relative tolerance ") +
                      scale_string(ctx.scale_tolerance()) + ": " + name_a + " has scale " +

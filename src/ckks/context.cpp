@@ -57,8 +57,10 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
   for (u32 i = 0; i < terminal_count_; ++i) {
     ring_.primes.push_back(static_cast<u32>(params_.terminal_primes[terminal_count_ - 1 - i]));
   }
-  for (const u64 q : params_.main_primes) ring_.primes.push_back(static_cast<u32>(q));
-  for (const u64 p : params_.auxiliary_primes) ring_.primes.push_back(static_cast<u32>(p));
+  for (const u64 q : params_.main_primes)
+    ring_.primes.push_back(static_cast<u32>(q));
+  for (const u64 p : params_.auxiliary_primes)
+    ring_.primes.push_back(static_cast<u32>(p));
 
   backend_ = make_backend(ring_, options_);
   build_levels();

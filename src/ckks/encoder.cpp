@@ -114,11 +114,13 @@ std::vector<std::complex<double>> Encoder::decode(const Plaintext& pt) const {
   std::vector<u32> residues(lv.limbs);
   auto coefficient = [&](u32 k) {
     const std::size_t idx = static_cast<std::size_t>(k) * gap;
-    for (u32 l = 0; l < lv.limbs; ++l) residues[l] = host[static_cast<std::size_t>(l) * n + idx];
+    for (u32 l = 0; l < lv.limbs; ++l)
+      residues[l] = host[static_cast<std::size_t>(l) * n + idx];
     return lv.crt->centered_to_long_double(std::span<const u32>(residues), pt.scale());
   };
   std::vector<detail::SpecialFft::Complex> u(slots);
-  for (u32 k = 0; k < slots; ++k) u[k] = {coefficient(k), coefficient(k + slots)};
+  for (u32 k = 0; k < slots; ++k)
+    u[k] = {coefficient(k), coefficient(k + slots)};
   tables_->fft.forward(u);
   std::vector<std::complex<double>> out(slots);
   for (u32 j = 0; j < slots; ++j) {
@@ -130,7 +132,8 @@ std::vector<std::complex<double>> Encoder::decode(const Plaintext& pt) const {
 std::vector<double> Encoder::decode_real(const Plaintext& pt) const {
   const auto c = decode(pt);
   std::vector<double> out(c.size());
-  for (std::size_t i = 0; i < c.size(); ++i) out[i] = c[i].real();
+  for (std::size_t i = 0; i < c.size(); ++i)
+    out[i] = c[i].real();
   return out;
 }
 

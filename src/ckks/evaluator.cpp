@@ -18,7 +18,8 @@ namespace detail {
 
 std::vector<ConstPolyRef> refs_of(const Ciphertext& ct) {
   std::vector<ConstPolyRef> refs;
-  for (const RnsPoly& p : ct.polys()) refs.push_back(p.cref());
+  for (const RnsPoly& p : ct.polys())
+    refs.push_back(p.cref());
   return refs;
 }
 
@@ -142,8 +143,12 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
   return add_sub(*ctx_, a, b, AddKind::kSub, "sub");
 }
-void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const { a = add(a, b); }
-void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const { a = sub(a, b); }
+void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
+  a = add(a, b);
+}
+void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
+  a = sub(a, b);
+}
 
 static Ciphertext add_sub_plain(const Context& ctx, const Ciphertext& a0, const Plaintext& b0,
                                 AddKind kind, const char* op) {
@@ -188,8 +193,12 @@ Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& b) const {
 Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& b) const {
   return add_sub_plain(*ctx_, a, b, AddKind::kSub, "sub_plain");
 }
-void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& b) const { a = add_plain(a, b); }
-void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& b) const { a = sub_plain(a, b); }
+void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& b) const {
+  a = add_plain(a, b);
+}
+void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& b) const {
+  a = sub_plain(a, b);
+}
 
 Ciphertext Evaluator::add_const(const Ciphertext& a, std::complex<double> c) const {
   detail::require_usable(*ctx_, a, "add_const: ciphertext");
@@ -226,7 +235,9 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
   }
   return Ciphertext(ctx_->id(), a.level(), a.scale(), a.slots(), std::move(polys));
 }
-void Evaluator::negate_inplace(Ciphertext& a) const { a = negate(a); }
+void Evaluator::negate_inplace(Ciphertext& a) const {
+  a = negate(a);
+}
 
 // ---- multiplicative ----------------------------------------------------------------------------
 
@@ -242,9 +253,10 @@ Ciphertext Evaluator::multiply(const Ciphertext& a0, const Ciphertext& b0) const
   Backend& be = ctx_->backend();
   const Basis& basis = ctx_->level(a.level()).q_basis;
   std::vector<RnsPoly> polys;
-  for (int i = 0; i < 3; ++i) polys.push_back(be.make_poly(basis));
-  be.tensor(a.poly(0).cref(), a.poly(1).cref(), b.poly(0).cref(), b.poly(1).cref(),
-            polys[0].ref(), polys[1].ref(), polys[2].ref());
+  for (int i = 0; i < 3; ++i)
+    polys.push_back(be.make_poly(basis));
+  be.tensor(a.poly(0).cref(), a.poly(1).cref(), b.poly(0).cref(), b.poly(1).cref(), polys[0].ref(),
+            polys[1].ref(), polys[2].ref());
   return Ciphertext(ctx_->id(), a.level(), a.scale() * b.scale(), std::max(a.slots(), b.slots()),
                     std::move(polys));
 }
@@ -351,7 +363,8 @@ Ciphertext Evaluator::multiply_integer(const Ciphertext& a, i64 k) const {
   detail::require_usable(*ctx_, a, "multiply_integer: ciphertext");
   const LevelData& lv = ctx_->level(a.level());
   std::vector<u32> res(lv.limbs);
-  for (u32 i = 0; i < lv.limbs; ++i) res[i] = detail::reduce_i64(k, ctx_->prime(lv.q_basis[i]));
+  for (u32 i = 0; i < lv.limbs; ++i)
+    res[i] = detail::reduce_i64(k, ctx_->prime(lv.q_basis[i]));
   Backend& be = ctx_->backend();
   std::vector<RnsPoly> polys;
   for (const RnsPoly& p : a.polys()) {
@@ -381,11 +394,12 @@ Ciphertext Evaluator::rescale(const Ciphertext& a) const {
   }
   const auto refs = detail::refs_of(a);
   std::vector<RnsPoly> polys = detail::rescale_polys(*ctx_, refs, a.level());
-  return Ciphertext(ctx_->id(), a.level() - 1,
-                    a.scale() / ctx_->level(a.level()).rescale_ratio, a.slots(),
-                    std::move(polys));
+  return Ciphertext(ctx_->id(), a.level() - 1, a.scale() / ctx_->level(a.level()).rescale_ratio,
+                    a.slots(), std::move(polys));
 }
-void Evaluator::rescale_inplace(Ciphertext& a) const { a = rescale(a); }
+void Evaluator::rescale_inplace(Ciphertext& a) const {
+  a = rescale(a);
+}
 
 Ciphertext Evaluator::level_down(const Ciphertext& a, u32 level,
                                  std::optional<long double> target_scale) const {

@@ -23,8 +23,7 @@ std::string describe_missing(const Context& ctx, u32 g, std::optional<int> rotat
            std::to_string(*rotation) + "})";
   }
   return "no key for galois element " + std::to_string(g) +
-         "; generate it with KeyGenerator::add_galois_keys(sk, {" + std::to_string(g) +
-         "}, keys)";
+         "; generate it with KeyGenerator::add_galois_keys(sk, {" + std::to_string(g) + "}, keys)";
 }
 
 const SwitchingKey& find_key(const Context& ctx, const GaloisKeys& keys, u32 g,
@@ -97,7 +96,8 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
   // computed once and permuted per rotation.
   const ModUpDigits up = switcher_.mod_up(a.poly(1).cref(), a.level());
   std::vector<RnsPoly> permuted;
-  for (std::size_t k = 0; k < up.digits.size(); ++k) permuted.push_back(be.make_poly(lv.pq_basis));
+  for (std::size_t k = 0; k < up.digits.size(); ++k)
+    permuted.push_back(be.make_poly(lv.pq_basis));
   RnsPoly ext0 = be.make_poly(lv.pq_basis);
   RnsPoly ext1 = be.make_poly(lv.pq_basis);
   std::vector<Ciphertext> out;

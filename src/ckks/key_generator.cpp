@@ -124,7 +124,8 @@ GaloisKeys KeyGenerator::create_galois_keys(const SecretKey& sk, std::span<const
                                             bool with_conjugation) {
   detail::require_usable(*ctx_, sk, "create_galois_keys: secret key");
   std::vector<u32> elements;
-  for (const int r : rotations) elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
+  for (const int r : rotations)
+    elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
   if (with_conjugation) elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
   GaloisKeys keys(ctx_->id());
   add_galois_keys(sk, elements, keys);

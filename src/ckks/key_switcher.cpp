@@ -23,7 +23,8 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
   std::vector<ModUpDigits> result(inputs.size());
   for (auto& r : result) {
     r.level = level;
-    for (std::size_t k = 0; k < lv.digits.size(); ++k) r.digits.push_back(be.make_poly(lv.pq_basis));
+    for (std::size_t k = 0; k < lv.digits.size(); ++k)
+      r.digits.push_back(be.make_poly(lv.pq_basis));
   }
   std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
   for (std::size_t k = 0; k < lv.digits.size(); ++k) {
@@ -103,7 +104,8 @@ std::vector<ExtendedPair> KeySwitcher::key_mult(std::span<const ModUpDigits> mod
     const LevelData& lv = ctx_->level(modup[i].level);
     ExtendedPair pair{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
     std::vector<ConstPolyRef> digits;
-    for (const RnsPoly& d : modup[i].digits) digits.push_back(d.cref());
+    for (const RnsPoly& d : modup[i].digits)
+      digits.push_back(d.cref());
     key_mult_into(digits, modup[i].level, *keys[i], pair.c0.ref(), pair.c1.ref());
     out.push_back(std::move(pair));
   }

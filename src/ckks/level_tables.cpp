@@ -11,17 +11,21 @@ namespace theo {
 
 namespace {
 
-Basis id_range(u32 lo, u32 hi) { return lo < hi ? Basis::range(lo, hi - lo) : Basis{}; }
+Basis id_range(u32 lo, u32 hi) {
+  return lo < hi ? Basis::range(lo, hi - lo) : Basis{};
+}
 
 u32 product_mod(const std::vector<u32>& primes, const Basis& ids, u32 q) {
   u32 acc = 1 % q;
-  for (u32 i = 0; i < ids.size; ++i) acc = mul_mod_ref(acc, primes[ids[i]] % q, q);
+  for (u32 i = 0; i < ids.size; ++i)
+    acc = mul_mod_ref(acc, primes[ids[i]] % q, q);
   return acc;
 }
 
 long double product(const std::vector<u32>& primes, const Basis& ids) {
   long double acc = 1;
-  for (u32 i = 0; i < ids.size; ++i) acc *= static_cast<long double>(primes[ids[i]]);
+  for (u32 i = 0; i < ids.size; ++i)
+    acc *= static_cast<long double>(primes[ids[i]]);
   return acc;
 }
 
@@ -118,8 +122,7 @@ void Context::build_levels() {
     lv.terminal_count = params_.level_config[l][1];
     if (lv.main_count > main_count_ || lv.terminal_count > terminal_count_ ||
         lv.main_count + lv.terminal_count == 0) {
-      throw ParameterError("level_config[" + std::to_string(l) +
-                           "] does not fit the prime lists");
+      throw ParameterError("level_config[" + std::to_string(l) + "] does not fit the prime lists");
     }
     lv.first_id = terminal_count_ - lv.terminal_count;
     lv.limbs = lv.main_count + lv.terminal_count;

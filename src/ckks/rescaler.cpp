@@ -13,10 +13,12 @@ namespace {
 // Nearest integer K >= 1 to `exact` whose residue is nonzero modulo every prime of `basis`.
 u64 choose_multiplier(const Context& ctx, long double exact, const Basis& basis) {
   const long double cap = 0x1p62L;
-  u64 k = exact < 1 ? 1 : (exact > cap ? static_cast<u64>(cap) : static_cast<u64>(std::llround(exact)));
+  u64 k =
+      exact < 1 ? 1 : (exact > cap ? static_cast<u64>(cap) : static_cast<u64>(std::llround(exact)));
   for (;;) {
     bool ok = true;
-    for (u32 i = 0; i < basis.size && ok; ++i) ok = (k % ctx.prime(basis[i])) != 0;
+    for (u32 i = 0; i < basis.size && ok; ++i)
+      ok = (k % ctx.prime(basis[i])) != 0;
     if (ok) return k;
     ++k;
   }
@@ -84,16 +86,16 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
 Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys, u32 from,
                          long double scale, u32 to, std::optional<long double> target_scale) {
   if (to > from) {
-    throw LevelError("level_down: cannot go up from level " + std::to_string(from) +
-                     " to level " + std::to_string(to));
+    throw LevelError("level_down: cannot go up from level " + std::to_string(from) + " to level " +
+                     std::to_string(to));
   }
   Backend& be = ctx.backend();
   const LevelData& src = ctx.level(from);
   const LevelData& dst = ctx.level(to);
   Lowered result;
   const long double goal = target_scale.value_or(dst.scale);
-  const bool subset = dst.first_id >= src.first_id &&
-                      dst.first_id + dst.limbs <= src.first_id + src.limbs;
+  const bool subset =
+      dst.first_id >= src.first_id && dst.first_id + dst.limbs <= src.first_id + src.limbs;
   if (to == from || (subset && scales_match(scale, goal, ctx.scale_tolerance()))) {
     // Q_to divides Q_from: dropping limbs keeps value and scale.
     const u32 offset = dst.first_id - src.first_id;
@@ -114,7 +116,8 @@ Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys
     if (current.empty()) {
       in.assign(polys.begin(), polys.end());
     } else {
-      for (const RnsPoly& p : current) in.push_back(p.cref());
+      for (const RnsPoly& p : current)
+        in.push_back(p.cref());
     }
     current = rescale_polys(ctx, in, j, k);
     s = s * static_cast<long double>(k) / lv.rescale_ratio;

@@ -25,13 +25,15 @@ u32 reduce_long_double(long double v, u32 q) {
 std::vector<u32> residues_of(long double v, const Context& ctx, const Basis& basis) {
   const long double r = std::round(v);
   std::vector<u32> out(basis.size);
-  for (u32 i = 0; i < basis.size; ++i) out[i] = reduce_long_double(r, ctx.prime(basis[i]));
+  for (u32 i = 0; i < basis.size; ++i)
+    out[i] = reduce_long_double(r, ctx.prime(basis[i]));
   return out;
 }
 
 u32 product_mod(const Context& ctx, std::span<const PrimeId> ids, u32 q) {
   u32 acc = 1 % q;
-  for (const PrimeId id : ids) acc = mul_mod_ref(acc, ctx.prime(id) % q, q);
+  for (const PrimeId id : ids)
+    acc = mul_mod_ref(acc, ctx.prime(id) % q, q);
   return acc;
 }
 
@@ -42,7 +44,8 @@ static void upload_signed_impl(const Context& ctx, std::span<const Int> coeffs, 
   for (u32 l = 0; l < dst.limbs(); ++l) {
     const u32 q = ctx.prime(dst.basis[l]);
     u32* row = host.data() + static_cast<std::size_t>(l) * n;
-    for (u32 i = 0; i < n; ++i) row[i] = reduce_i64(static_cast<i64>(coeffs[i]), q);
+    for (u32 i = 0; i < n; ++i)
+      row[i] = reduce_i64(static_cast<i64>(coeffs[i]), q);
   }
   ctx.backend().upload(host.data(), dst);
 }
@@ -62,7 +65,8 @@ RnsPoly sample_uniform(const Context& ctx, Prng& prng, const Basis& basis) {
   for (u32 l = 0; l < basis.size; ++l) {
     const u32 q = ctx.prime(basis[l]);
     u32* row = host.data() + static_cast<std::size_t>(l) * n;
-    for (u32 i = 0; i < n; ++i) row[i] = prng.uniform(q);
+    for (u32 i = 0; i < n; ++i)
+      row[i] = prng.uniform(q);
   }
   be.upload(host.data(), poly.ref());
   return poly;

@@ -17,10 +17,12 @@ constexpr u32 kFlagSeeded = 1;
 
 // Fixed little-endian layout regardless of the host.
 void put_u32(std::vector<std::uint8_t>& out, u32 v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 void put_u64(std::vector<std::uint8_t>& out, u64 v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 void put_f64(std::vector<std::uint8_t>& out, double d) {
   u64 v = 0;
@@ -40,13 +42,15 @@ class Reader {
   u32 u32_le() {
     need(4);
     u32 v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<u32>(bytes_[pos_++]) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      v |= static_cast<u32>(bytes_[pos_++]) << (8 * i);
     return v;
   }
   u64 u64_le() {
     need(8);
     u64 v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<u64>(bytes_[pos_++]) << (8 * i);
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<u64>(bytes_[pos_++]) << (8 * i);
     return v;
   }
   double f64() {
@@ -71,7 +75,8 @@ class Reader {
 void put_poly(const Context& ctx, std::vector<std::uint8_t>& out, const RnsPoly& poly) {
   std::vector<u32> words(poly.words());
   ctx.backend().download(poly.cref(), words.data());
-  for (const u32 w : words) put_u32(out, w);
+  for (const u32 w : words)
+    put_u32(out, w);
 }
 
 RnsPoly get_poly(const Context& ctx, Reader& in, const Basis& basis) {
@@ -106,7 +111,8 @@ u64 context_fingerprint(const Context& ctx) {
     }
   };
   mix(ctx.log_n());
-  for (const u32 q : ctx.ring().primes) mix(q);
+  for (const u32 q : ctx.ring().primes)
+    mix(q);
   return h;
 }
 
@@ -116,7 +122,8 @@ std::vector<std::uint8_t> serialize(const Context& ctx, const Ciphertext& ct) {
   std::vector<std::uint8_t> out;
   const std::size_t poly_bytes = ct.poly(0).words() * 4;
   out.reserve(kHeaderBytes + 32 + poly_bytes * (seeded ? 1 : ct.size()));
-  for (const char c : kMagic) out.push_back(static_cast<std::uint8_t>(c));
+  for (const char c : kMagic)
+    out.push_back(static_cast<std::uint8_t>(c));
   put_u32(out, ctx.log_n());
   put_u32(out, ct.level());
   put_u32(out, ct.size());
@@ -128,10 +135,12 @@ std::vector<std::uint8_t> serialize(const Context& ctx, const Ciphertext& ct) {
   put_f64(out, static_cast<double>(ct.scale() - hi));
   put_u64(out, context_fingerprint(ctx));
   if (seeded) {
-    for (const std::uint8_t b : *ct.seed()) out.push_back(b);
+    for (const std::uint8_t b : *ct.seed())
+      out.push_back(b);
     put_poly(ctx, out, ct.poly(0));
   } else {
-    for (const RnsPoly& p : ct.polys()) put_poly(ctx, out, p);
+    for (const RnsPoly& p : ct.polys())
+      put_poly(ctx, out, p);
   }
   return out;
 }
@@ -154,8 +163,9 @@ Ciphertext deserialize_ciphertext(const std::shared_ptr<const Context>& ctx,
   const double lo = in.f64();
   const u64 fingerprint = in.u64_le();
   if (log_n != ctx->log_n() || fingerprint != context_fingerprint(*ctx)) {
-    throw ContextError("deserialize_ciphertext: the data was written by a Context with another "
-                       "parameter set (prime table fingerprint differs)");
+    throw ContextError(
+        "deserialize_ciphertext: the data was written by a Context with another "
+        "parameter set (prime table fingerprint differs)");
   }
   if (level > ctx->max_level() || limbs != ctx->level(level).limbs || size < 2 || size > 3 ||
       (flags & ~kFlagSeeded) != 0 || slots == 0 || slots > ctx->max_slots()) {
@@ -172,7 +182,8 @@ Ciphertext deserialize_ciphertext(const std::shared_ptr<const Context>& ctx,
     polys.push_back(get_poly(*ctx, in, basis));
     polys.push_back(expand_seeded_uniform(*ctx, seed, level));
   } else {
-    for (u32 i = 0; i < size; ++i) polys.push_back(get_poly(*ctx, in, basis));
+    for (u32 i = 0; i < size; ++i)
+      polys.push_back(get_poly(*ctx, in, basis));
   }
   if (in.remaining() != 0) throw ParameterError("deserialize_ciphertext: trailing bytes");
   Ciphertext ct(ctx->id(), level, static_cast<long double>(hi) + lo, slots, std::move(polys));

@@ -455,12 +455,13 @@ ParameterSet generate_prime_system(const PrimeSystemSpec& spec) {
         const int B = static_cast<int>(spec.boot_levels);
         const int R = max_t - b.lv.back().t;
         const int P = (R + 1) / 2;
-        if (B < P) {
-          reasons += "cycle " + cycle_str(cyc) + ": boot_levels = " + std::to_string(B) + " < " +
-                     std::to_string(P) + " levels needed to bring the remaining " +
-                     std::to_string(R) + " terminal primes into the top level; ";
-          continue;
-        }
+        if (B < P)
+          fail("boot_levels = " + std::to_string(B) +
+               " too few: the last non-bootstrapping level " + std::to_string(L) + " holds " +
+               std::to_string(b.lv.back().t) + " of the " + std::to_string(max_t) +
+               " terminal primes of the cycle " + cycle_str(cyc) + ", and " + std::to_string(P) +
+               " bootstrapping levels are needed to bring the rest into the top level (use more "
+               "boot_levels or another levels count)");
         State st = b.lv.back();
         for (int k = 0; k < B - P; ++k) {
           st.m += 2;

@@ -39,13 +39,15 @@ inline std::vector<Cplx> random_slots(std::size_t n) {
   static std::mt19937_64 rng{std::random_device{}()};
   std::uniform_real_distribution<double> radius(0.0, 1.0), angle(0.0, 2 * M_PI);
   std::vector<Cplx> v(n);
-  for (auto& x : v) x = std::polar(radius(rng), angle(rng));
+  for (auto& x : v)
+    x = std::polar(radius(rng), angle(rng));
   return v;
 }
 
 inline double max_abs_error(const std::vector<Cplx>& got, const std::vector<Cplx>& want) {
   double e = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) e = std::max(e, std::abs(got.at(i) - want[i]));
+  for (std::size_t i = 0; i < want.size(); ++i)
+    e = std::max(e, std::abs(got.at(i) - want[i]));
   return e;
 }
 
@@ -77,13 +79,15 @@ inline u64 hash_poly(const Context& ctx, const RnsPoly& p, u64 h = 1469598103934
 
 inline u64 hash_ct(const Context& ctx, const Ciphertext& ct) {
   u64 h = 1469598103934665603ull;
-  for (const RnsPoly& p : ct.polys()) h = hash_poly(ctx, p, h);
+  for (const RnsPoly& p : ct.polys())
+    h = hash_poly(ctx, p, h);
   return h;
 }
 
 inline Prng::Seed seed_of(std::uint8_t tag) {
   Prng::Seed s{};
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::uint8_t>(tag + 7 * i);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = static_cast<std::uint8_t>(tag + 7 * i);
   return s;
 }
 

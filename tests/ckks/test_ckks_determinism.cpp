@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ckks_test_util.h"
+#include "theo/ring/automorphism.h"
 
 namespace theo::test {
 namespace {
@@ -14,7 +15,8 @@ using Hashes = std::map<std::string, u64>;
 // Fixed message (no randomness besides the library's own PRNG).
 std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
   std::vector<Cplx> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = std::polar(0.9, phase + 0.37 * static_cast<double>(i));
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = std::polar(0.9, phase + 0.37 * static_cast<double>(i));
   return v;
 }
 
@@ -52,8 +54,7 @@ Hashes run_pipeline(std::optional<std::uint8_t> seed_tag) {
   h["negate"] = hash_ct(*ctx, ev.negate(a));
   h["add_const"] = hash_ct(*ctx, ev.add_const(a, {0.5, -0.25}));
   h["multiply_const"] = hash_ct(*ctx, ev.multiply_const(a, {0.5, -0.25}));
-  h["multiply_plain"] =
-      hash_ct(*ctx, ev.multiply_plain(a, enc.encode(fixed_slots(16, 0.3), top)));
+  h["multiply_plain"] = hash_ct(*ctx, ev.multiply_plain(a, enc.encode(fixed_slots(16, 0.3), top)));
   h["multiply"] = hash_ct(*ctx, ev.multiply(a, b));
   h["multiply relin"] = hash_ct(*ctx, ev.multiply(a, b, rlk));
   h["square"] = hash_ct(*ctx, ev.square(a, rlk));

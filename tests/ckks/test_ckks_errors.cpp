@@ -2,11 +2,14 @@
 // and leaves its inputs usable.
 
 #include "ckks_test_util.h"
+#include "theo/ring/automorphism.h"
 
 namespace theo::test {
 namespace {
 
-using ::testing::HasSubstr;
+// gmock is not linked: a plain substring check that prints the whole message on failure.
+#define EXPECT_MESSAGE_HAS(msg, part) \
+  EXPECT_NE(std::string(msg).find(part), std::string::npos) << "message: " << (msg)
 
 template <typename Exception, typename F>
 std::string expect_throw(F&& f) {
@@ -35,14 +38,14 @@ TEST_F(Errors, ScaleMismatchNamesBothScales) {
   const auto x = random_slots(8);
   const Ciphertext a = e.encrypt(x, 3);
   const Ciphertext b = e.encryptor.encrypt(e.encoder.encode(x, 3, std::ldexp(1.0L, 41)));
-  const std::string msg =
-      expect_throw<ScaleError>([&] { (void)e.evaluator.add(a, b); });
-  EXPECT_THAT(msg, HasSubstr("2^41.000000"));
-  EXPECT_THAT(msg, HasSubstr("2^" + std::to_string(std::log2(static_cast<double>(a.scale())))
-                                        .substr(0, 6)));
-  EXPECT_THAT(expect_throw<ScaleError>(
-                  [&] { (void)e.evaluator.add_plain(a, e.encoder.encode(x, 3, 0x1p30L)); }),
-              HasSubstr("2^30.000000"));
+  const std::string msg = expect_throw<ScaleError>([&] { (void)e.evaluator.add(a, b); });
+  EXPECT_MESSAGE_HAS(msg, "2^41.000000");
+  char own[32];
+  std::snprintf(own, sizeof own, "2^%.6f", static_cast<double>(std::log2(a.scale())));
+  EXPECT_MESSAGE_HAS(msg, own);
+  EXPECT_MESSAGE_HAS(expect_throw<ScaleError>(
+                         [&] { (void)e.evaluator.add_plain(a, e.encoder.encode(x, 3, 0x1p30L)); }),
+                     "2^30.000000");
   // The inputs still work.
   EXPECT_LT(max_abs_error(e.decrypt(a), x), 1e-5);
 }
@@ -70,14 +73,14 @@ TEST_F(Errors, MissingRotationKeyNamesIndexElementAndFix) {
   const Ciphertext a = e.encrypt(random_slots(8), 2);
   const u32 g5 = galois_element_for_rotation(5, e.ctx->log_n());
   std::string msg = expect_throw<MissingKeyError>([&] { (void)e.evaluator.rotate(a, 5, gk); });
-  EXPECT_THAT(msg, HasSubstr("rotation by 5"));
-  EXPECT_THAT(msg, HasSubstr("galois element " + std::to_string(g5)));
-  EXPECT_THAT(msg, HasSubstr("create_galois_keys(sk, {5})"));
+  EXPECT_MESSAGE_HAS(msg, "rotation by 5");
+  EXPECT_MESSAGE_HAS(msg, "galois element " + std::to_string(g5));
+  EXPECT_MESSAGE_HAS(msg, "create_galois_keys(sk, {5})");
   msg = expect_throw<MissingKeyError>([&] { (void)e.evaluator.rotate_hoisted(a, {1, -2}, gk); });
-  EXPECT_THAT(msg, HasSubstr("rotation by -2"));
+  EXPECT_MESSAGE_HAS(msg, "rotation by -2");
   msg = expect_throw<MissingKeyError>([&] { (void)e.evaluator.conjugate(a, gk); });
-  EXPECT_THAT(msg, HasSubstr("conjugation"));
-  EXPECT_THAT(msg, HasSubstr("with_conjugation"));
+  EXPECT_MESSAGE_HAS(msg, "conjugation");
+  EXPECT_MESSAGE_HAS(msg, "with_conjugation");
 }
 
 TEST_F(Errors, ObjectsOfTwoContextsAreRejected) {
@@ -85,52 +88,56 @@ TEST_F(Errors, ObjectsOfTwoContextsAreRejected) {
   Env other(generated_params(12, 4), 9);
   const Ciphertext a = e.encrypt(random_slots(8), 2);
   const Ciphertext b = other.encrypt(random_slots(8), 2);
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.add(a, b); }),
-              HasSubstr("another Context"));
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.decryptor.decrypt(b); }),
-              HasSubstr("another Context"));
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.evaluator.add(a, b); }),
+                     "another Context");
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.decryptor.decrypt(b); }),
+                     "another Context");
   const RelinKey rlk = other.keygen.create_relin_key(other.sk);
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.multiply(a, a, rlk); }),
-              HasSubstr("relinearization key belongs to another Context"));
-  EXPECT_THAT(
-      expect_throw<ContextError>([&] { (void)e.evaluator.multiply_plain(a, other.encoder.encode(random_slots(4), 2)); }),
-      HasSubstr("plaintext belongs to another Context"));
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.evaluator.multiply(a, a, rlk); }),
+                     "relinearization key belongs to another Context");
+  EXPECT_MESSAGE_HAS(
+      expect_throw<ContextError>(
+          [&] { (void)e.evaluator.multiply_plain(a, other.encoder.encode(random_slots(4), 2)); }),
+      "plaintext belongs to another Context");
 }
 
 TEST_F(Errors, EmptyAndMovedFromObjectsAreNamed) {
   Env& e = env();
   Ciphertext a = e.encrypt(random_slots(8), 2);
   const Ciphertext empty;
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.add(a, empty); }),
-              HasSubstr("add: b is empty"));
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.evaluator.add(a, empty); }),
+                     "add: b is empty");
   Ciphertext taken = std::move(a);
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.rescale(a); }),
-              HasSubstr("rescale: ciphertext is empty"));
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.rotate(taken, 1, GaloisKeys{}); }),
-              HasSubstr("galois keys is empty"));
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.evaluator.relinearize(taken, RelinKey{}); }),
-              HasSubstr("relinearization key is empty"));
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.evaluator.rescale(a); }),
+                     "rescale: ciphertext is empty");
+  EXPECT_MESSAGE_HAS(
+      expect_throw<ContextError>([&] { (void)e.evaluator.rotate(taken, 1, GaloisKeys{}); }),
+      "galois keys is empty");
+  EXPECT_MESSAGE_HAS(
+      expect_throw<ContextError>([&] { (void)e.evaluator.relinearize(taken, RelinKey{}); }),
+      "relinearization key is empty");
   SecretKey sk_moved = e.keygen.create_secret_key();
   SecretKey sk2 = std::move(sk_moved);
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.keygen.create_public_key(sk_moved); }),
-              HasSubstr("secret key is empty"));
-  EXPECT_THAT(expect_throw<ContextError>([&] { (void)e.encoder.decode(Plaintext{}); }),
-              HasSubstr("plaintext is empty"));
+  EXPECT_MESSAGE_HAS(
+      expect_throw<ContextError>([&] { (void)e.keygen.create_public_key(sk_moved); }),
+      "secret key is empty");
+  EXPECT_MESSAGE_HAS(expect_throw<ContextError>([&] { (void)e.encoder.decode(Plaintext{}); }),
+                     "plaintext is empty");
 }
 
 TEST_F(Errors, LevelErrorsNameTheLevel) {
   Env& e = env();
   const Ciphertext a0 = e.encrypt(random_slots(8), 0);
-  EXPECT_THAT(expect_throw<LevelError>([&] { (void)e.evaluator.rescale(a0); }),
-              HasSubstr("level 0"));
+  EXPECT_MESSAGE_HAS(expect_throw<LevelError>([&] { (void)e.evaluator.rescale(a0); }), "level 0");
   const RelinKey rlk = e.keygen.create_relin_key(e.sk);
-  EXPECT_THAT(expect_throw<LevelError>([&] { (void)e.evaluator.multiply_relin_rescale(a0, a0, rlk); }),
-              HasSubstr("level 0"));
+  EXPECT_MESSAGE_HAS(
+      expect_throw<LevelError>([&] { (void)e.evaluator.multiply_relin_rescale(a0, a0, rlk); }),
+      "level 0");
   const Ciphertext a2 = e.encrypt(random_slots(8), 2);
-  EXPECT_THAT(expect_throw<LevelError>([&] { (void)e.evaluator.level_down(a2, 3); }),
-              HasSubstr("level 3"));
-  EXPECT_THAT(expect_throw<LevelError>([&] { (void)e.encoder.encode(random_slots(4), 99); }),
-              HasSubstr("level 99"));
+  EXPECT_MESSAGE_HAS(expect_throw<LevelError>([&] { (void)e.evaluator.level_down(a2, 3); }),
+                     "level 3");
+  EXPECT_MESSAGE_HAS(expect_throw<LevelError>([&] { (void)e.encoder.encode(random_slots(4), 99); }),
+                     "level 99");
   // Inputs unchanged after the failures.
   EXPECT_LT(max_abs_error(e.decrypt(e.evaluator.rescale(e.evaluator.multiply_const(a2, 1.0))),
                           e.decrypt(a2)),
@@ -154,9 +161,9 @@ TEST(ContextErrors, SixtyFourBitSetsAndSecurity) {
   ContextOptions cpu;
   cpu.backend = BackendChoice::kCpu;
   cpu.allow_insecure = true;
-  EXPECT_THAT(expect_throw<ParameterError>(
-                  [&] { (void)Context::create(load_preset("bootparam_40_64bit"), cpu); }),
-              HasSubstr("64-bit"));
+  EXPECT_MESSAGE_HAS(expect_throw<ParameterError>(
+                         [&] { (void)Context::create(load_preset("bootparam_40_64bit"), cpu); }),
+                     "64-bit");
   ContextOptions strict;
   strict.backend = BackendChoice::kCpu;
   EXPECT_THROW((void)Context::create(generated_params(12, 4), strict), SecurityError);

@@ -86,7 +86,11 @@ int main(int argc, char** argv) {
     return p;
   };
 
-  for (const u32 L : {12u, 24u, 48u}) {
+  // THEO_MB_LIMBS=48 (say) restricts the limb counts, e.g. for a profiler run.
+  std::vector<u32> limb_counts{12, 24, 48};
+  if (const char* env = std::getenv("THEO_MB_LIMBS"))
+    limb_counts = {static_cast<u32>(std::atoi(env))};
+  for (const u32 L : limb_counts) {
     const Basis b = Basis::range(0, L);
     RnsPoly x = random_poly(b), y = random_poly(b), z = random_poly(b);
     RnsPoly d0 = G.make_poly(b), d1 = G.make_poly(b), d2 = G.make_poly(b);
@@ -97,16 +101,19 @@ int main(int argc, char** argv) {
     const std::vector<PolyRef> two{x.ref(), y.ref()};
     report("ntt", log_n, L, ",\"batch\":2", tm.median_us([&] { G.ntt(two); }), 4 * poly_bytes);
     if (sweep) {
-      for (u32 tile : {11u, 12u, 13u})
-        for (u32 th : {128u, 256u, 512u}) {
-          cuda::Tuning t;
-          t.ntt.tile_log = tile;
-          t.ntt.threads = th;
-          cuda::set_tuning(G, t);
-          report("ntt", log_n, L,
-                 ",\"tile_log\":" + std::to_string(tile) + ",\"threads\":" + std::to_string(th),
-                 tm.median_us([&] { G.ntt(one); }), 2 * poly_bytes);
-        }
+      for (u32 radix : {3u, 4u})
+        for (u32 tile : {11u, 12u, 13u})
+          for (u32 th : {128u, 256u, 512u}) {
+            cuda::Tuning t;
+            t.ntt.radix_log = radix;
+            t.ntt.tile_log = tile;
+            t.ntt.threads = th;
+            cuda::set_tuning(G, t);
+            report("ntt", log_n, L,
+                   ",\"radix_log\":" + std::to_string(radix) + ",\"tile_log\":" +
+                       std::to_string(tile) + ",\"threads\":" + std::to_string(th),
+                   tm.median_us([&] { G.ntt(one); }), 2 * poly_bytes);
+          }
       cuda::set_tuning(G, cuda::Tuning{});
     }
     report("add", log_n, L, "", tm.median_us([&] { G.add(x.cref(), y.cref(), z.ref()); }),

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/cuda_backend.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/backend.h"
@@ -207,6 +208,45 @@ TEST(CudaBackend, NttIntt) {
     p.cpu->intt(cx);
     p.gpu->intt(gx);
     ASSERT_TRUE(same(p, x, "intt " + label(s)));
+  }
+}
+
+TEST(CudaBackend, NttTuningVariants) {
+  // Every kernel configuration must give the same words (the split, tile and radix only change
+  // which butterflies a thread does, never their result).
+  struct Variant {
+    u32 radix_log, tile_log, threads, log_n1;
+  };
+  for (const u32 log_n : {12u, 14u, 16u}) {
+    Pair& p = backends(log_n);
+    const Basis b = random_basis(log_n == 16 ? 6 : 3);
+    Twin x(p, b);
+    const std::vector<PolyRef> cx{x.c.ref()};
+    p.cpu->ntt(cx);
+    for (const Variant& v : {Variant{3, 12, 256, 0}, Variant{4, 12, 256, 0}, Variant{4, 11, 128, 0},
+                             Variant{3, 13, 512, 0}, Variant{4, 13, 512, 0}, Variant{3, 11, 64, 5},
+                             Variant{4, 12, 256, log_n - 5}, Variant{3, 12, 256, log_n / 2 + 1}}) {
+      cuda::Tuning t;
+      t.ntt.radix_log = v.radix_log;
+      t.ntt.tile_log = v.tile_log;
+      t.ntt.threads = v.threads;
+      t.ntt.log_n1 = v.log_n1;
+      cuda::set_tuning(*p.gpu, t);
+      const std::string l = "N=2^" + std::to_string(log_n) + " radix_log " +
+                            std::to_string(v.radix_log) + " tile_log " +
+                            std::to_string(v.tile_log) + " threads " + std::to_string(v.threads) +
+                            " log_n1 " + std::to_string(v.log_n1);
+      Twin y(p, b);
+      p.gpu->copy(x.g.cref(), y.g.ref());
+      const std::vector<PolyRef> gy{y.g.ref()};
+      p.gpu->ntt(gy);
+      p.cpu->copy(x.c.cref(), y.c.ref());
+      EXPECT_TRUE(same(p, y, "ntt " + l));
+      p.gpu->intt(gy);
+      p.cpu->intt(std::vector<PolyRef>{y.c.ref()});
+      EXPECT_TRUE(same(p, y, "intt " + l));
+    }
+    cuda::set_tuning(*p.gpu, cuda::Tuning{});
   }
 }
 

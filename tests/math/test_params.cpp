@@ -279,8 +279,10 @@ std::vector<Corruption> corruptions(const std::string& field, const json& orig,
     c.push_back({"triple", [](json& j) { j["level_config"][2] = json::array({1, 2, 3}); }});
     c.push_back({"entry string", [](json& j) { j["level_config"][2] = "x"; }});
     c.push_back({"element string", [](json& j) { j["level_config"][2][0] = "3"; }});
-    c.push_back({"top level dropped (primes unused)",
-                 [](json& j) { j["level_config"].erase(j["level_config"].size() - 1); }});
+    c.push_back({"only 3 levels (primes unused)", [](json& j) {
+                   j["level_config"] = json::array(
+                       {j["level_config"][0], j["level_config"][1], j["level_config"][2]});
+                 }});
     return c;
   }
   if (field == "additional_base") {

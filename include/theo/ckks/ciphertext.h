@@ -16,7 +16,10 @@ class Plaintext {
  public:
   Plaintext() = default;
   Plaintext(u64 context_id, u32 level, long double scale, u32 slots, RnsPoly poly)
-      : context_id_(context_id), level_(level), scale_(scale), slots_(slots),
+      : context_id_(context_id),
+        level_(level),
+        scale_(scale),
+        slots_(slots),
         poly_(std::move(poly)) {}
   Plaintext(Plaintext&& o) noexcept { swap(o); }
   Plaintext& operator=(Plaintext&& o) noexcept {
@@ -59,7 +62,10 @@ class Ciphertext {
  public:
   Ciphertext() = default;
   Ciphertext(u64 context_id, u32 level, long double scale, u32 slots, std::vector<RnsPoly> polys)
-      : context_id_(context_id), level_(level), scale_(scale), slots_(slots),
+      : context_id_(context_id),
+        level_(level),
+        scale_(scale),
+        slots_(slots),
         polys_(std::move(polys)) {}
   Ciphertext(Ciphertext&& o) noexcept { swap(o); }
   Ciphertext& operator=(Ciphertext&& o) noexcept {

@@ -70,9 +70,9 @@ struct LevelData {
   u32 terminal_count = 0;
   u32 first_id = 0;  // T - terminal_count
   u32 limbs = 0;
-  Basis q_basis;   // S_l
-  Basis pq_basis;  // S_l followed by P
-  long double scale = 0;       // default scale Delta_l
+  Basis q_basis;                  // S_l
+  Basis pq_basis;                 // S_l followed by P
+  long double scale = 0;          // default scale Delta_l
   long double rescale_ratio = 0;  // r_l = Q_l / Q_{l-1} (level >= 1)
   double log2_q = 0;
   std::vector<DigitPlan> digits;
@@ -80,7 +80,7 @@ struct LevelData {
   std::shared_ptr<const BConvPlan> mod_down;
   std::vector<u32> mod_down_intt_consts;
   std::vector<u32> p_inv;
-  RescalePlan rescale;  // to level - 1 (empty at level 0)
+  RescalePlan rescale;                          // to level - 1 (empty at level 0)
   std::shared_ptr<const CrtReconstructor> crt;  // over S_l, for decoding
 };
 

@@ -37,8 +37,7 @@ class KeyGenerator {
     return create_galois_keys(sk, std::span<const int>{}, true);
   }
   // Adds keys for more Galois elements to an existing set.
-  void add_galois_keys(const SecretKey& sk, std::span<const u32> galois_elements,
-                       GaloisKeys& keys);
+  void add_galois_keys(const SecretKey& sk, std::span<const u32> galois_elements, GaloisKeys& keys);
   // Generic switching key s' -> s; s' given in the NTT domain over key_basis().
   SwitchingKey create_switching_key(const SecretKey& sk, ConstPolyRef s_prime);
 

@@ -15,7 +15,9 @@ class SecretKey {
  public:
   SecretKey() = default;
   SecretKey(u64 context_id, std::vector<i32> coeffs, u32 hamming_weight, RnsPoly ntt)
-      : context_id_(context_id), coeffs_(std::move(coeffs)), hamming_weight_(hamming_weight),
+      : context_id_(context_id),
+        coeffs_(std::move(coeffs)),
+        hamming_weight_(hamming_weight),
         ntt_(std::move(ntt)) {}
   SecretKey(SecretKey&& o) noexcept { swap(o); }
   SecretKey& operator=(SecretKey&& o) noexcept {
@@ -80,8 +82,8 @@ class PublicKey {
   RnsPoly a_;
 };
 
-// Key switching s' -> s: for every chunk k, b_k = -a_k s + e_k + [prime in chunk k] (P mod prime) s'
-// over Q_max u P (on P primes the gadget term is 0).
+// Key switching s' -> s: for every chunk k, b_k = -a_k s + e_k + [prime in chunk k] (P mod prime)
+// s' over Q_max u P (on P primes the gadget term is 0).
 class SwitchingKey {
  public:
   SwitchingKey() = default;
@@ -151,7 +153,8 @@ class GaloisKeys {
   }
   std::vector<u32> galois_elements() const {
     std::vector<u32> out;
-    for (const auto& [g, key] : keys_) out.push_back(g);
+    for (const auto& [g, key] : keys_)
+      out.push_back(g);
     return out;
   }
   void insert(u32 galois_element, SwitchingKey key) {

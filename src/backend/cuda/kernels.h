@@ -39,8 +39,9 @@ struct RingTables {
 // tile of 2^tile_log words in shared memory.
 struct NttConfig {
   u32 log_n1 = 0;     // 0: log N / 2
-  u32 tile_log = 12;  // words per block = 2^tile_log (clamped to N)
-  u32 threads = 256;  // threads per block (<= tile / 2)
+  u32 tile_log = 11;  // words per block = 2^tile_log (clamped to N)
+  u32 threads = 256;  // threads per block (<= 512 and <= tile / 2)
+  u32 radix_log = 3;  // stages per register pass: 3 (radix 8, 40 registers) or 4 (radix 16)
 };
 
 // In place over `count` polys of basis `basis`. consts: forward pre-multipliers (nullable) or

@@ -35,9 +35,6 @@ __device__ __forceinline__ Item item_of(const RingTables& t, const PtrBatch& pol
   return Item{polys.p[poly] + limb * n, t.mod[id], (inverse ? t.inv : t.fwd) + id * n, limb};
 }
 
-// Stages per register pass (radix 2^kRadixLog butterflies per thread between barriers).
-constexpr u32 kRadixLog = 4;
-
 // One pass of R consecutive stages [s0, s0 + R) held in registers: each thread owns the 2^R words
 // of a sequence that these stages mix (stride d_last = L / 2^(s0 + R)), so a tile needs one barrier
 // per R stages instead of one per stage. Sequences of length L = 2^l_log; kRows: sequence `seq` is
@@ -87,20 +84,24 @@ __device__ __forceinline__ void radix_pass(u32* sm, const i32* tw, const Modulus
       const int j = kInverse ? R - 1 - jj : jj;
       const u32 s = s0 + static_cast<u32>(j);
       const u32 half = K >> (j + 1);
+      // The thread's words form 2^j groups at this stage; one twiddle load per group.
 #pragma unroll
-      for (u32 k = 0; k < K; ++k) {
-        if (k & half) continue;
-        const u32 p = base + (k << dl_log);
+      for (u32 gi = 0; gi < (1u << j); ++gi) {
+        const u32 k0 = gi * 2 * half;
+        const u32 p = base + (k0 << dl_log);
         const i32 w = tw[(1u << (sbase + s)) + (rowoff << s) + (p >> (l_log - s))];
-        if constexpr (kInverse) {
-          const u32 a = x[k], b = x[k + half];
-          x[k] = add_mod(a, b, m.q);
-          x[k + half] = mont_mul_c(sub_mod(a, b, m.q), w, m);
-        } else {
-          const u32 a = x[k];
-          const u32 v = mont_mul_c(x[k + half], w, m);
-          x[k] = add_mod(a, v, m.q);
-          x[k + half] = sub_mod(a, v, m.q);
+#pragma unroll
+        for (u32 k = k0; k < k0 + half; ++k) {
+          if constexpr (kInverse) {
+            const u32 a = x[k], b = x[k + half];
+            x[k] = add_mod(a, b, m.q);
+            x[k + half] = mont_mul_c(sub_mod(a, b, m.q), w, m);
+          } else {
+            const u32 a = x[k];
+            const u32 v = mont_mul_c(x[k + half], w, m);
+            x[k] = add_mod(a, v, m.q);
+            x[k + half] = sub_mod(a, v, m.q);
+          }
         }
       }
     }
@@ -119,7 +120,7 @@ __device__ __forceinline__ void radix_pass(u32* sm, const i32* tw, const Modulus
   }
 }
 
-template <bool kInverse, bool kRows>
+template <bool kInverse, bool kRows, int kRadixLog>
 __device__ __forceinline__ void dispatch_pass(u32 r, u32* sm, const i32* tw, const Modulus& m,
                                               u32 l_log, u32 s0, u32 log_seqs, u32 sbase,
                                               u32 row0) {
@@ -141,24 +142,27 @@ __device__ __forceinline__ void dispatch_pass(u32 r, u32* sm, const i32* tw, con
 
 // All l_log stages of the sequences in the tile, kRadixLog stages per pass (the last pass takes the
 // remainder); the inverse runs the same passes in reverse order.
-template <bool kInverse, bool kRows>
+template <bool kInverse, bool kRows, int kRadixLog>
 __device__ __forceinline__ void tile_stages(u32* sm, const i32* tw, const Modulus& m, u32 l_log,
                                             u32 log_seqs, u32 sbase, u32 row0) {
-  const u32 last = ((l_log - 1) / kRadixLog) * kRadixLog;
-  for (u32 i = 0; i <= last; i += kRadixLog) {
+  constexpr u32 kR = kRadixLog;
+  const u32 last = ((l_log - 1) / kR) * kR;
+  for (u32 i = 0; i <= last; i += kR) {
     const u32 s0 = kInverse ? last - i : i;
-    dispatch_pass<kInverse, kRows>(min(kRadixLog, l_log - s0), sm, tw, m, l_log, s0, log_seqs,
-                                   sbase, row0);
+    dispatch_pass<kInverse, kRows, kRadixLog>(min(kR, l_log - s0), sm, tw, m, l_log, s0, log_seqs,
+                                              sbase, row0);
   }
 }
 
 // Forward phase 1 (with the optional pre-multiplier) or inverse phase 2 (with the post-multiplier,
 // which always carries N^-1).
-template <bool kInverse, bool kConst>
-__global__ void ntt_columns(const __grid_constant__ RingTables t,
-                            const __grid_constant__ PtrBatch polys,
-                            const __grid_constant__ Basis basis,
-                            const __grid_constant__ LimbConsts consts, u32 log_n1, u32 log_c) {
+// Radix 8 passes fit in 40 registers (launch bounds 512 x 3: six 256-thread blocks per SM, so a
+// 48-limb N = 2^16 transform is one wave on 132 SMs); radix 16 passes need fewer barriers but ~56.
+template <bool kInverse, bool kConst, int kRadixLog>
+__global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
+    ntt_columns(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
+                const __grid_constant__ Basis basis, const __grid_constant__ LimbConsts consts,
+                u32 log_n1, u32 log_c) {
   extern __shared__ u32 sm[];
   const Item it = item_of(t, polys, basis, kInverse);
   const u32 log_n2 = t.log_n - log_n1;
@@ -172,7 +176,7 @@ __global__ void ntt_columns(const __grid_constant__ RingTables t,
     sm[e] = x;
   }
   __syncthreads();
-  tile_stages<kInverse, false>(sm, it.tw, it.m, log_n1, log_c, 0, 0);
+  tile_stages<kInverse, false, kRadixLog>(sm, it.tw, it.m, log_n1, log_c, 0, 0);
   for (u32 e = threadIdx.x; e < tile; e += blockDim.x) {
     u32 x = sm[e];
     if constexpr (kInverse && kConst) x = mont_mul_c(x, c, it.m);
@@ -180,10 +184,10 @@ __global__ void ntt_columns(const __grid_constant__ RingTables t,
   }
 }
 
-template <bool kInverse>
-__global__ void ntt_rows(const __grid_constant__ RingTables t,
-                         const __grid_constant__ PtrBatch polys,
-                         const __grid_constant__ Basis basis, u32 log_n1, u32 log_r) {
+template <bool kInverse, int kRadixLog>
+__global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
+    ntt_rows(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
+             const __grid_constant__ Basis basis, u32 log_n1, u32 log_r) {
   extern __shared__ u32 sm[];
   const Item it = item_of(t, polys, basis, kInverse);
   const u32 log_n2 = t.log_n - log_n1;
@@ -194,9 +198,30 @@ __global__ void ntt_rows(const __grid_constant__ RingTables t,
   for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
     *reinterpret_cast<uint4*>(sm + e) = *reinterpret_cast<const uint4*>(base + e);
   __syncthreads();
-  tile_stages<kInverse, true>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
+  tile_stages<kInverse, true, kRadixLog>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
   for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
     *reinterpret_cast<uint4*>(base + e) = *reinterpret_cast<const uint4*>(sm + e);
+}
+
+template <int kR>
+void run_phases(const RingTables& t, const PtrBatch& polys, const Basis& basis, bool has_consts,
+                const LimbConsts& c, bool inverse, u32 log_n1, u32 log_c, u32 log_r, dim3 grid_c,
+                dim3 grid_r, u32 threads, std::size_t smem, cudaStream_t s) {
+  if (!inverse) {
+    if (has_consts)
+      ntt_columns<false, true, kR><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    else
+      ntt_columns<false, false, kR>
+          <<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_rows<false, kR><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    THEO_CUDA_CHECK_LAUNCH();
+  } else {
+    ntt_rows<true, kR><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_columns<true, true, kR><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    THEO_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace
@@ -211,26 +236,18 @@ void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys
   const u32 tile_log = std::min(log_n, std::max({cfg.tile_log, log_n1 + 1, log_n2 + 2}));
   const u32 log_c = tile_log - log_n1;
   const u32 log_r = tile_log - log_n2;
-  const u32 threads = std::max(32u, std::min(cfg.threads, 1u << (tile_log - 1)));
+  const u32 threads = std::max(32u, std::min({cfg.threads, 512u, 1u << (tile_log - 1)}));
   const std::size_t smem = (std::size_t{1} << tile_log) * sizeof(u32);
   const dim3 grid_c(1u << (log_n2 - log_c), count * basis.size);
   const dim3 grid_r(1u << (log_n1 - log_r), count * basis.size);
   static const LimbConsts kNone{};
   const LimbConsts& c = consts ? *consts : kNone;
-  if (!inverse) {
-    if (consts)
-      ntt_columns<false, true><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
-    else
-      ntt_columns<false, false><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
-    THEO_CUDA_CHECK_LAUNCH();
-    ntt_rows<false><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
-    THEO_CUDA_CHECK_LAUNCH();
-  } else {
-    ntt_rows<true><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
-    THEO_CUDA_CHECK_LAUNCH();
-    ntt_columns<true, true><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
-    THEO_CUDA_CHECK_LAUNCH();
-  }
+  if (cfg.radix_log == 4)
+    run_phases<4>(t, polys, basis, consts != nullptr, c, inverse, log_n1, log_c, log_r, grid_c,
+                  grid_r, threads, smem, s);
+  else
+    run_phases<3>(t, polys, basis, consts != nullptr, c, inverse, log_n1, log_c, log_r, grid_c,
+                  grid_r, threads, smem, s);
 }
 
 }  // namespace theo::cuda

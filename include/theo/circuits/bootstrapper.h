@@ -1,0 +1,84 @@
+#pragma once
+// Full-slot (and sparse-slot) CKKS bootstrapping with sparse-secret encapsulation
+// (Bossuat-Troncoso-Hubaux, ACNS 2022):
+//
+//   level 0, dense key s     --KeySwitch s -> s' (sparse, h = sparse_hamming_weight)-->
+//   ModRaise (INTT, fast BConv Q_0 -> Q_top, NTT): phase t = Delta m + q0 I, |I| < K
+//   --KeySwitch s' -> s at the top level-->
+//   [sparse slots: SubSum, the trace onto the slots' subring]
+//   CoeffToSlot (cts_levels levels) -> conjugate: Re / Im -> EvalMod on each (evalmod depth)
+//   -> Re + i Im -> SlotToCoeff (stc_levels levels)          = output at output_level()
+//
+// The sparse key keeps I small (K ~ 12-17 instead of ~ sqrt(N)), which makes EvalMod cheap; it is
+// only ever used inside the two key switches, so security rests on the dense key as usual.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "theo/circuits/linear_transform.h"
+#include "theo/circuits/mod1.h"
+#include "theo/ckks/encoder.h"
+#include "theo/ckks/evaluator.h"
+#include "theo/ckks/key_generator.h"
+
+namespace theo {
+
+struct BootstrapConfig {
+  u32 slots = 0;           // 0: N / 2 (full slots)
+  u32 cts_levels = 0;      // 0: the parameter set's num_cts_levels (3 when it has none)
+  u32 stc_levels = 0;      // 0: the parameter set's num_stc_levels (2 when it has none)
+  u32 evalmod_levels = 0;  // 0: down to default_encryption_level (at least 8)
+  u32 arcsine_degree = 0;  // 0: no arcsine correction
+  std::optional<EvalModParams> evalmod;  // overrides the derived parameters
+  bool min_keys = false;                 // power-of-two rotation keys only (slower, fewer keys)
+};
+
+// Everything bootstrapping needs beyond the Context: made by Bootstrapper::generate_keys.
+struct BootstrappingKeys {
+  RelinKey relin;
+  GaloisKeys galois;
+  SwitchingKey to_sparse;  // dense s -> sparse s'
+  SwitchingKey to_dense;   // sparse s' -> dense s
+};
+
+class Bootstrapper {
+ public:
+  // Encodes every linear-transform diagonal once (the slow part of construction).
+  Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapConfig& config = {});
+  ~Bootstrapper();
+
+  // All keys in one call: relinearization, the two encapsulation keys (a fresh sparse secret is
+  // drawn from `keygen` and discarded), conjugation and every rotation; with `progress`, a
+  // progress bar on stderr (keys done / total, elapsed seconds).
+  BootstrappingKeys generate_keys(KeyGenerator& keygen, const SecretKey& sk,
+                                  bool progress = true) const;
+  // The left rotations generate_keys makes keys for.
+  std::vector<int> rotations() const;
+
+  // ct at any level (brought to level 0 first), slots() slots. Output at output_level() with
+  // that level's default scale.
+  Ciphertext bootstrap(const Ciphertext& ct, const BootstrappingKeys& keys) const;
+
+  u32 input_level() const { return 0; }
+  u32 output_level() const { return output_level_; }
+  u32 slots() const { return slots_; }
+  const EvalModParams& evalmod_params() const;
+  // The level plan and parameters, one line each.
+  std::string describe() const;
+
+  // Stages, exposed for tests and benchmarks.
+  Ciphertext mod_raise(const Ciphertext& ct_level0, const BootstrappingKeys& keys) const;
+  Ciphertext coeff_to_slot(const Ciphertext& raised, const GaloisKeys& keys) const;
+  Ciphertext slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Context> ctx_;
+  std::unique_ptr<Impl> impl_;
+  u32 slots_ = 0;
+  u32 output_level_ = 0;
+};
+
+}  // namespace theo

@@ -1,0 +1,9 @@
+#pragma once
+// Umbrella header of the circuits layer.
+
+#include "theo/circuits/bootstrapper.h"
+#include "theo/circuits/chebyshev.h"
+#include "theo/circuits/dft.h"
+#include "theo/circuits/linear_transform.h"
+#include "theo/circuits/mod1.h"
+#include "theo/circuits/polynomial.h"

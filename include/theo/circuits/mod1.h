@@ -1,0 +1,59 @@
+#pragma once
+// EvalMod: homomorphic reduction modulo 1 of slot values x = t / q0 that lie near integers,
+// x = I + eps with |I| < K, |eps| << 1 (what ModRaise leaves: t = Delta m + q0 I).
+//
+// Han-Ki (CT-RSA 2020): a Chebyshev interpolant of cos(2 pi (K y - 1/4) / 2^r) on y = x / K in
+// [-1, 1], then r double angles cos(2a) = 2 cos(a)^2 - 1, giving cos(2 pi x - pi / 2) =
+// sin(2 pi x) ~ 2 pi eps. An optional arcsine correction (Bossuat et al., Eurocrypt 2021) turns
+// sin(2 pi eps) into 2 pi eps exactly up to its Taylor remainder. The caller folds 1 / (q0 K) in
+// before (CoeffToSlot) and q0 / (2 pi Delta) after (SlotToCoeff), so neither costs a level here.
+
+#include <optional>
+
+#include "theo/circuits/chebyshev.h"
+#include "theo/circuits/polynomial.h"
+
+namespace theo {
+
+struct EvalModParams {
+  u32 k_bound = 12;            // K: |I| < K
+  u32 double_angles = 3;       // r
+  u32 degree = 31;             // of the cosine interpolant
+  u32 arcsine_degree = 0;      // 0: none; else odd Taylor degree (3, 5, ...)
+  double estimated_error = 0;  // model estimate of max |output - 2 pi eps| (informational)
+
+  u32 depth() const;  // levels consumed
+
+  // K for a sparse secret of Hamming weight h after a fast-BConv ModRaise from `level0_limbs`
+  // limbs on N = 2^log_n coefficients: I = (c0 + c1 s) / q0 sums h + 1 terms, each about uniform
+  // over +-limbs/2 (variance limbs / 12); K = floor(z sigma) + 1 with z such that the chance of
+  // any of the N coefficients exceeding K is below 2^-20.
+  static u32 bound_for(u32 hamming_weight, u32 log_n, u32 level0_limbs);
+  // The most accurate (r, degree) within `depth_budget` levels for that K (by simulating the
+  // interpolant and the double angles in double precision, plus a noise-amplification term).
+  static EvalModParams derive(u32 hamming_weight, u32 log_n, u32 level0_limbs, u32 depth_budget,
+                              u32 arcsine_degree = 0);
+};
+
+class EvalMod {
+ public:
+  explicit EvalMod(const EvalModParams& params);
+
+  // ct: real slots y = x / K at the default scale of its level. Returns sin(2 pi x) (or, with the
+  // arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level ct.level() - depth(), default
+  // scale.
+  Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
+                      const Ciphertext& ct) const;
+  // Plaintext reference of the same computation.
+  double reference(double y) const;
+
+  const EvalModParams& params() const { return params_; }
+  const ChebyshevSeries& cosine() const { return cos_; }
+
+ private:
+  EvalModParams params_;
+  ChebyshevSeries cos_;
+  ChebyshevSeries arcsine_;
+};
+
+}  // namespace theo

@@ -1,0 +1,106 @@
+"""theodosian: CKKS fully homomorphic encryption on NVIDIA GPUs (with a bit-exact CPU backend).
+
+Approximate arithmetic on encrypted vectors of real or complex numbers; numpy float64/complex128
+in and out.
+
+Quick start::
+
+    import numpy as np
+    import theodosian as th
+
+    ctx = th.Context("bootparam_40")                 # a bundled preset (see th.presets())
+    keygen = th.KeyGenerator(ctx)
+    sk = keygen.secret_key()
+    ctx.relin_key = keygen.relin_key(sk)             # used by ct * ct
+    ctx.galois_keys = keygen.galois_keys(sk, [1, 2]) # used by ct << r
+    enc = th.Encryptor(ctx, keygen.public_key(sk))
+    dec = th.Decryptor(ctx, sk)
+
+    x = np.linspace(-1, 1, ctx.slots)
+    ct = enc.encrypt(x)
+    y = dec.decrypt(ct * ct + 0.5 * ct << 1)         # float64 array, ~ np.roll(x*x + 0.5*x, -1)
+
+Operators: ``+ - *`` between Ciphertexts, Plaintexts, scalars and arrays (``*`` rescales once;
+``ct * int`` is exact), ``ct << r`` / ``ct >> r`` rotate. :class:`Evaluator` has every operation
+without implicit steps. Errors are :class:`Error` subclasses that are also ValueError, KeyError or
+MemoryError as appropriate. Long calls release the GIL, so several threads may evaluate at once
+with one Context.
+"""
+
+from __future__ import annotations
+
+from . import _errors
+from ._errors import (
+    BackendError,
+    ContextError,
+    Error,
+    LevelError,
+    MissingKeyError,
+    OutOfMemoryError,
+    ParameterError,
+    ScaleError,
+    SecurityError,
+)
+
+try:
+    from . import _core
+except ImportError as _exc:  # pragma: no cover - only without a built extension
+    raise ImportError(
+        "theodosian: the compiled extension theodosian._core is missing or failed to load "
+        f"({_exc}). Install the package with `pip install .` from the repository root, or put a "
+        "build's python/ folder (configured with -DTHEO_BUILD_PYTHON=ON) on PYTHONPATH."
+    ) from _exc
+
+from ._core import (
+    Ciphertext,
+    Context,
+    Decryptor,
+    Encoder,
+    Encryptor,
+    Evaluator,
+    GaloisKeys,
+    KeyGenerator,
+    Parameters,
+    Plaintext,
+    PublicKey,
+    RelinKey,
+    SecretKey,
+    cuda_available,
+    max_log2_pq_128,
+    presets,
+)
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "__version__",
+    # parameters and context
+    "Parameters",
+    "presets",
+    "max_log2_pq_128",
+    "cuda_available",
+    "Context",
+    # keys
+    "KeyGenerator",
+    "SecretKey",
+    "PublicKey",
+    "RelinKey",
+    "GaloisKeys",
+    # data
+    "Encoder",
+    "Plaintext",
+    "Ciphertext",
+    "Encryptor",
+    "Decryptor",
+    "Evaluator",
+    # errors
+    "Error",
+    "ParameterError",
+    "SecurityError",
+    "LevelError",
+    "ScaleError",
+    "MissingKeyError",
+    "ContextError",
+    "OutOfMemoryError",
+    "BackendError",
+]

@@ -1,0 +1,45 @@
+"""Progress bars for long key generations: tqdm when it is installed, else a simple stderr bar."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class _StderrBar:
+    """A minimal text progress bar on stderr (``desc: [#####.....] 5/10 1.2s``)."""
+
+    def __init__(self, total: int, desc: str, width: int = 30) -> None:
+        self.total = max(int(total), 1)
+        self.desc = desc
+        self.width = width
+        self.n = 0
+        self.start = time.monotonic()
+        self._draw()
+
+    def _draw(self) -> None:
+        filled = self.width * self.n // self.total
+        bar = "#" * filled + "." * (self.width - filled)
+        elapsed = time.monotonic() - self.start
+        sys.stderr.write(f"\r{self.desc}: [{bar}] {self.n}/{self.total} {elapsed:.1f}s")
+        sys.stderr.flush()
+
+    def update(self, n: int = 1) -> None:
+        """Advances the bar by n steps."""
+        self.n = min(self.n + n, self.total)
+        self._draw()
+
+    def close(self) -> None:
+        """Finishes the line."""
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def make_bar(total: int, desc: str) -> Any:
+    """A progress bar with update(n) and close(): tqdm's when available, else a stderr bar."""
+    try:
+        from tqdm.auto import tqdm  # type: ignore[import-not-found]
+    except ImportError:
+        return _StderrBar(total, desc)
+    return tqdm(total=total, desc=desc, unit="key", leave=False)

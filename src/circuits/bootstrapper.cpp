@@ -1,0 +1,285 @@
+#include "theo/circuits/bootstrapper.h"
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <set>
+#include <sstream>
+
+#include "theo/circuits/dft.h"
+#include "theo/errors.h"
+#include "theo/ring/automorphism.h"
+
+namespace theo {
+
+namespace {
+
+long double modulus_of(const Context& ctx, u32 level) {
+  const LevelData& lv = ctx.level(level);
+  long double q = 1;
+  for (u32 i = 0; i < lv.limbs; ++i)
+    q *= static_cast<long double>(ctx.prime(lv.q_basis[i]));
+  return q;
+}
+
+// "[bootstrap keys] [#####-----] 12/45  3.1 s" on one stderr line, redrawn in place.
+class ProgressBar {
+ public:
+  ProgressBar(u32 total, bool on) : total_(total), on_(on), start_(Clock::now()) { draw(); }
+  void step() {
+    ++done_;
+    draw();
+  }
+  ~ProgressBar() {
+    if (on_) std::fputc('\n', stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void draw() const {
+    if (!on_) return;
+    constexpr u32 kWidth = 30;
+    const u32 fill = total_ ? done_ * kWidth / total_ : kWidth;
+    char bar[kWidth + 1];
+    for (u32 i = 0; i < kWidth; ++i)
+      bar[i] = i < fill ? '#' : '-';
+    bar[kWidth] = 0;
+    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::fprintf(stderr, "\r[bootstrap keys] [%s] %u/%u  %.1f s", bar, done_, total_, secs);
+    std::fflush(stderr);
+  }
+  u32 total_;
+  u32 done_ = 0;
+  bool on_;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
+struct Bootstrapper::Impl {
+  Impl(std::shared_ptr<const Context> c) : ev(c), encoder(c) {}
+  Evaluator ev;
+  Encoder encoder;
+  BootstrapConfig config;
+  u32 top = 0;
+  u32 cts_levels = 0, stc_levels = 0;
+  long double q0 = 0;
+  long double raised_scale = 0;
+  std::shared_ptr<const BConvPlan> raise_plan;
+  std::vector<LinearTransform> cts, stc;
+  std::optional<EvalMod> mod;
+  std::vector<int> subsum_rotations;
+};
+
+Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapConfig& config)
+    : ctx_(ctx ? std::move(ctx) : throw ContextError("Bootstrapper: the Context is null")),
+      impl_(std::make_unique<Impl>(ctx_)) {
+  Impl& m = *impl_;
+  const Context& c = *ctx_;
+  const ParameterSet& p = c.params();
+  m.config = config;
+  if (p.sparse_hamming_weight == 0) {
+    throw ParameterError("Bootstrapper: the parameter set has no sparse_hamming_weight");
+  }
+  slots_ = config.slots ? config.slots : c.max_slots();
+  if (!std::has_single_bit(slots_) || slots_ < 2 || slots_ > c.max_slots()) {
+    throw ParameterError("Bootstrapper: invalid slot count " + std::to_string(slots_));
+  }
+  const u32 log_slots = static_cast<u32>(std::countr_zero(slots_));
+  m.top = c.max_level();
+  m.cts_levels = std::min(
+      log_slots, config.cts_levels ? config.cts_levels : (p.num_cts_levels ? p.num_cts_levels : 3));
+  m.stc_levels = std::min(
+      log_slots, config.stc_levels ? config.stc_levels : (p.num_stc_levels ? p.num_stc_levels : 2));
+  if (m.top < m.cts_levels + m.stc_levels + 4) {
+    throw ParameterError("Bootstrapper: the parameter set has only " + std::to_string(m.top) +
+                         " levels");
+  }
+  const u32 after_cts = m.top - m.cts_levels;
+  u32 budget = config.evalmod_levels;
+  if (budget == 0) {
+    // EvalMod ends at default_encryption_level (the anchor files' plan, SlotToCoeff below it)
+    // unless the set leaves room for SlotToCoeff above it as well (generated sets).
+    budget = after_cts > p.default_encryption_level ? after_cts - p.default_encryption_level : 0;
+    if (budget >= m.stc_levels + 8) budget -= m.stc_levels;
+    budget = std::max<u32>(budget, 8);
+  }
+  if (budget + m.stc_levels > after_cts) {
+    throw ParameterError("Bootstrapper: " + std::to_string(budget) + " EvalMod levels and " +
+                         std::to_string(m.stc_levels) +
+                         " SlotToCoeff levels do not fit below level " + std::to_string(after_cts));
+  }
+  const EvalModParams emp =
+      config.evalmod ? *config.evalmod
+                     : EvalModParams::derive(p.sparse_hamming_weight, c.log_n(), c.level(0).limbs,
+                                             budget, config.arcsine_degree);
+  m.mod.emplace(emp);
+  const u32 after_mod = after_cts - emp.depth();
+  if (after_mod < m.stc_levels) throw ParameterError("Bootstrapper: EvalMod needs too many levels");
+  output_level_ = after_mod - m.stc_levels;
+
+  m.q0 = modulus_of(c, 0);
+  m.raised_scale = c.default_scale(m.top);
+  m.raise_plan = c.backend().make_bconv(c.level(0).q_basis, c.level(m.top).q_basis);
+  const long double gap = static_cast<long double>(c.max_slots() / slots_);
+  // Slots after CoeffToSlot: P u / (2 q0 K) (u: coefficients of the raised phase, times `gap`
+  // after SubSum), so Re and Im come out as t / (q0 K) in [-1, 1].
+  const long double cts_scale = m.raised_scale / (2 * m.q0 * emp.k_bound * gap);
+  const LinearTransformOptions lt_opts{0, config.min_keys};
+  const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(cts_scale));
+  for (u32 i = 0; i < cts.size(); ++i) {
+    const u32 lv = m.top - i;
+    m.cts.emplace_back(m.encoder, cts[i], lv,
+                       i == 0 ? std::optional<long double>(m.raised_scale) : std::nullopt, lt_opts);
+  }
+  // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
+  // of sin(2 pi x).
+  const long double stc_scale = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
+  const auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, static_cast<double>(stc_scale));
+  for (u32 i = 0; i < stc.size(); ++i) {
+    m.stc.emplace_back(m.encoder, stc[i], after_mod - i, std::nullopt, lt_opts);
+  }
+  for (u32 g = slots_; g < c.max_slots(); g <<= 1)
+    m.subsum_rotations.push_back(static_cast<int>(g));
+}
+
+Bootstrapper::~Bootstrapper() = default;
+
+const EvalModParams& Bootstrapper::evalmod_params() const {
+  return impl_->mod->params();
+}
+
+std::vector<int> Bootstrapper::rotations() const {
+  std::set<int> r(impl_->subsum_rotations.begin(), impl_->subsum_rotations.end());
+  for (const auto& lt : impl_->cts)
+    for (int x : lt.rotations())
+      r.insert(x);
+  for (const auto& lt : impl_->stc)
+    for (int x : lt.rotations())
+      r.insert(x);
+  return {r.begin(), r.end()};
+}
+
+BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const SecretKey& sk,
+                                              bool progress) const {
+  const std::vector<int> rots = rotations();
+  std::vector<u32> elements;
+  for (int r : rots)
+    elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
+  elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
+  ProgressBar bar(static_cast<u32>(elements.size()) + 3, progress);
+  BootstrappingKeys keys;
+  keys.relin = keygen.create_relin_key(sk);
+  bar.step();
+  {
+    const SecretKey sparse = keygen.create_sparse_secret_key();
+    keys.to_sparse = keygen.create_switching_key(sparse, sk.ntt().cref());
+    bar.step();
+    keys.to_dense = keygen.create_switching_key(sk, sparse.ntt().cref());
+    bar.step();
+  }
+  for (const u32 g : elements) {
+    keygen.add_galois_keys(sk, std::span<const u32>(&g, 1), keys.galois);
+    bar.step();
+  }
+  return keys;
+}
+
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct0, const BootstrappingKeys& keys) const {
+  const Context& c = *ctx_;
+  Backend& be = c.backend();
+  const Impl& m = *impl_;
+  if (ct0.level() != 0 || ct0.size() != 2) {
+    throw LevelError("Bootstrapper::mod_raise: expects a relinearized ciphertext at level 0");
+  }
+  const LevelData& l0 = c.level(0);
+  const LevelData& lt = c.level(m.top);
+  const KeySwitcher& ks = m.ev.key_switcher();
+  // Dense -> sparse at level 0, where key switching is cheapest.
+  RnsPoly s0 = be.make_poly(l0.q_basis), s1 = be.make_poly(l0.q_basis);
+  ks.switch_key(ct0.poly(1).cref(), 0, keys.to_sparse, s0.ref(), s1.ref());
+  be.add(s0.cref(), ct0.poly(0).cref(), s0.ref());
+  // ModRaise: the centered lift by fast BConv; its overflow e q0 just joins q0 I.
+  std::vector<RnsPoly> raised;
+  for (RnsPoly* p : {&s0, &s1}) {
+    const PolyRef in[] = {p->ref()};
+    be.intt(in);
+    raised.push_back(be.make_poly(lt.q_basis));
+    be.bconv(*m.raise_plan, p->cref(), raised.back().ref());
+    const PolyRef out[] = {raised.back().ref()};
+    be.ntt(out);
+  }
+  // Sparse -> dense at the top level.
+  std::vector<RnsPoly> polys;
+  polys.push_back(be.make_poly(lt.q_basis));
+  polys.push_back(be.make_poly(lt.q_basis));
+  ks.switch_key(raised[1].cref(), m.top, keys.to_dense, polys[0].ref(), polys[1].ref());
+  be.add(polys[0].cref(), raised[0].cref(), polys[0].ref());
+  return Ciphertext(c.id(), m.top, m.raised_scale, slots_, std::move(polys));
+}
+
+Ciphertext Bootstrapper::coeff_to_slot(const Ciphertext& raised, const GaloisKeys& keys) const {
+  const Impl& m = *impl_;
+  Ciphertext ct = m.ev.clone(raised);
+  for (const int r : m.subsum_rotations)
+    m.ev.add_inplace(ct, m.ev.rotate(ct, r, keys));
+  for (const auto& lt : m.cts)
+    ct = lt.evaluate(m.ev, ct, keys);
+  return ct;
+}
+
+Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const {
+  Ciphertext out = impl_->ev.clone(ct);
+  for (const auto& lt : impl_->stc)
+    out = lt.evaluate(impl_->ev, out, keys);
+  return out;
+}
+
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingKeys& keys) const {
+  const Impl& m = *impl_;
+  const Context& c = *ctx_;
+  if (ct_in.slots() != slots_) {
+    throw ParameterError("Bootstrapper: the ciphertext has " + std::to_string(ct_in.slots()) +
+                         " slots, the bootstrapper was built for " + std::to_string(slots_));
+  }
+  Ciphertext ct = ct_in.level() > 0 ? m.ev.level_down(ct_in, 0) : m.ev.clone(ct_in);
+  if (ct.size() != 2) ct = m.ev.relinearize(ct, keys.relin);
+  const long double s_in = ct.scale();
+  Ciphertext raised = mod_raise(ct, keys);
+  Ciphertext w = coeff_to_slot(raised, keys.galois);
+  Ciphertext wc = m.ev.conjugate(w, keys.galois);
+  const i64 half = static_cast<i64>(c.n() / 2);
+  Ciphertext re = m.ev.add(w, wc);
+  // (w - conj w) = 2i Im w; times X^(3N/2) = -i.
+  Ciphertext im = m.ev.multiply_monomial(m.ev.sub(w, wc), 3 * half);
+  const PolynomialEvaluator pe(m.ev, keys.relin);
+  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re);
+  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im);
+  m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
+  Ciphertext out = slot_to_coeff(mre, keys.galois);
+  out.set_slots(slots_);
+  // SlotToCoeff assumed an input at Delta_0; any other input scale rides along in the output's.
+  out.set_scale(out.scale() * (s_in / c.default_scale(0)));
+  return out;
+}
+
+std::string Bootstrapper::describe() const {
+  const Impl& m = *impl_;
+  const EvalModParams& e = m.mod->params();
+  std::ostringstream os;
+  os << "slots " << slots_ << " (N = 2^" << ctx_->log_n() << "), h_sparse "
+     << ctx_->params().sparse_hamming_weight << "\n"
+     << "levels: input 0 -> ModRaise " << m.top << " -> CoeffToSlot " << m.top << ".."
+     << m.top - m.cts_levels << " -> EvalMod " << m.top - m.cts_levels << ".."
+     << m.top - m.cts_levels - e.depth() << " -> SlotToCoeff .." << output_level_ << "\n"
+     << "EvalMod: K " << e.k_bound << ", cosine degree " << e.degree << ", double angles "
+     << e.double_angles << ", arcsine degree " << e.arcsine_degree << ", depth " << e.depth()
+     << ", model error 2^" << std::log2(e.estimated_error) << "\n"
+     << "keys: " << rotations().size() << " rotations + conjugation"
+     << (m.config.min_keys ? " (min-keys mode)" : "") << "\n";
+  return os.str();
+}
+
+}  // namespace theo

@@ -1,0 +1,218 @@
+#include "theo/circuits/linear_transform.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+std::vector<Complex> rotated(const std::vector<Complex>& v, u32 r) {
+  const std::size_t n = v.size();
+  std::vector<Complex> out(n);
+  for (std::size_t p = 0; p < n; ++p)
+    out[p] = v[(p + r) % n];
+  return out;
+}
+
+// Diagonal indices share a power-of-two stride (e.g. the FFT stages); BSGS runs in those units.
+u32 common_stride(const DiagonalMatrix& m) {
+  u32 stride = m.slots;
+  for (const auto& [k, d] : m.diagonals) {
+    if (k != 0) stride = std::min(stride, u32{1} << std::countr_zero(k));
+  }
+  return std::max<u32>(stride, 1);
+}
+
+u32 rotation_cost(const DiagonalMatrix& m, u32 stride, u32 n1) {
+  std::set<u32> babies, giants;
+  for (const auto& [k, d] : m.diagonals) {
+    const u32 kk = k / stride;
+    babies.insert(kk % n1);
+    giants.insert(kk - kk % n1);
+  }
+  return static_cast<u32>(babies.size() + giants.size());
+}
+
+}  // namespace
+
+DiagonalMatrix DiagonalMatrix::identity(u32 slots) {
+  DiagonalMatrix m;
+  m.slots = slots;
+  m.diagonals[0] = std::vector<Complex>(slots, 1.0);
+  return m;
+}
+
+std::vector<Complex> DiagonalMatrix::apply(const std::vector<Complex>& x) const {
+  std::vector<Complex> y(slots, 0.0);
+  for (const auto& [k, d] : diagonals) {
+    for (u32 p = 0; p < slots; ++p)
+      y[p] += d[p] * x[(p + k) % slots];
+  }
+  return y;
+}
+
+DiagonalMatrix DiagonalMatrix::multiply(const DiagonalMatrix& o, double prune) const {
+  if (o.slots != slots) throw ParameterError("DiagonalMatrix::multiply: slot counts differ");
+  // (A B x) = sum_a A_a (.) rot(sum_b B_b (.) rot(x, b), a): diagonal a + b gains A_a (.) rot(B_b,
+  // a).
+  DiagonalMatrix out;
+  out.slots = slots;
+  for (const auto& [a, da] : diagonals) {
+    for (const auto& [b, db] : o.diagonals) {
+      auto& acc = out.diagonals[(a + b) % slots];
+      if (acc.empty()) acc.assign(slots, 0.0);
+      for (u32 p = 0; p < slots; ++p)
+        acc[p] += da[p] * db[(p + a) % slots];
+    }
+  }
+  for (auto it = out.diagonals.begin(); it != out.diagonals.end();) {
+    double mx = 0;
+    for (const Complex& c : it->second)
+      mx = std::max(mx, std::abs(c));
+    it = mx <= prune ? out.diagonals.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+void DiagonalMatrix::scale_by(Complex c) {
+  for (auto& [k, d] : diagonals)
+    for (Complex& x : d)
+      x *= c;
+}
+
+std::vector<int> pow2_rotations(u32 slots) {
+  std::vector<int> r;
+  for (u32 s = 1; s < slots; s <<= 1)
+    r.push_back(static_cast<int>(s));
+  return r;
+}
+
+Ciphertext rotate_pow2(const Evaluator& ev, const Ciphertext& ct, u32 r, u32 slots,
+                       const GaloisKeys& keys) {
+  r %= slots;
+  Ciphertext out = ev.clone(ct);
+  for (u32 bit = 1; bit < slots; bit <<= 1) {
+    if (r & bit) out = ev.rotate(out, static_cast<int>(bit), keys);
+  }
+  return out;
+}
+
+LinearTransform::LinearTransform(const Encoder& encoder, const DiagonalMatrix& m, u32 level,
+                                 std::optional<long double> input_scale,
+                                 LinearTransformOptions options)
+    : level_(level), slots_(m.slots), min_keys_(options.min_keys) {
+  const Context& ctx = *encoder.context();
+  if (level == 0) throw LevelError("LinearTransform: level 0 has no level to rescale to");
+  if (m.slots == 0 || !std::has_single_bit(m.slots) || m.slots > ctx.max_slots()) {
+    throw ParameterError("LinearTransform: invalid slot count " + std::to_string(m.slots));
+  }
+  if (m.diagonals.empty()) throw ParameterError("LinearTransform: the matrix has no diagonal");
+  input_scale_ = input_scale.value_or(ctx.default_scale(level));
+  output_scale_ = ctx.default_scale(level - 1);
+  // Diagonals at cs with input_scale * cs / r_level = Delta_(level-1).
+  const long double cs = output_scale_ * ctx.level(level).rescale_ratio / input_scale_;
+  diag_count_ = m.diagonals.size();
+
+  const u32 stride = common_stride(m);
+  u32 n1 = options.baby_steps;
+  if (n1 == 0) {
+    u32 best = ~0u;
+    for (u32 c = 1; c <= m.slots / stride; c <<= 1) {
+      const u32 cost = rotation_cost(m, stride, c);
+      if (cost < best) {
+        best = cost;
+        n1 = c;
+      }
+    }
+  }
+  std::map<u32, std::map<u32, const std::vector<Complex>*>> grid;  // giant -> baby -> diagonal
+  for (const auto& [k, d] : m.diagonals) {
+    const u32 kk = k / stride;
+    grid[(kk - kk % n1) * stride][(kk % n1) * stride] = &d;
+  }
+  std::set<u32> baby_set;
+  for (const auto& [g, row] : grid)
+    for (const auto& [b, d] : row)
+      baby_set.insert(b);
+  babies_.assign(baby_set.begin(), baby_set.end());
+  for (const auto& [g, row] : grid) {
+    Giant giant;
+    giant.shift = g;
+    for (const auto& [b, d] : row) {
+      const auto pos = std::lower_bound(babies_.begin(), babies_.end(), b) - babies_.begin();
+      const std::vector<Complex> v = rotated(*d, (m.slots - g) % m.slots);
+      giant.bs.emplace_back(static_cast<u32>(pos), encoder.encode(v, level, cs));
+    }
+    giants_.push_back(std::move(giant));
+  }
+}
+
+std::vector<int> LinearTransform::rotations() const {
+  if (min_keys_) return pow2_rotations(slots_);
+  std::set<int> r;
+  for (const u32 b : babies_)
+    if (b != 0) r.insert(static_cast<int>(b));
+  for (const Giant& g : giants_)
+    if (g.shift != 0) r.insert(static_cast<int>(g.shift));
+  return {r.begin(), r.end()};
+}
+
+Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
+                                     const GaloisKeys& keys) const {
+  if (ct0.level() < level_) {
+    throw LevelError("LinearTransform: the input is at level " + std::to_string(ct0.level()) +
+                     ", the transform was encoded for level " + std::to_string(level_));
+  }
+  const Ciphertext ct =
+      ct0.level() > level_ ? ev.level_down(ct0, level_, input_scale_) : ev.clone(ct0);
+  if (std::fabs(ct.scale() / input_scale_ - 1) > ev.context()->scale_tolerance()) {
+    throw ScaleError("LinearTransform: input scale differs from the scale it was encoded for");
+  }
+  std::vector<Ciphertext> babies;
+  if (min_keys_) {
+    u32 prev = 0;
+    for (const u32 b : babies_) {
+      if (babies.empty()) {
+        babies.push_back(rotate_pow2(ev, ct, b, slots_, keys));
+      } else {
+        babies.push_back(rotate_pow2(ev, babies.back(), b - prev, slots_, keys));
+      }
+      prev = b;
+    }
+  } else {
+    std::vector<int> rots(babies_.begin(), babies_.end());
+    babies = ev.rotate_hoisted(ct, rots, keys);
+  }
+  std::optional<Ciphertext> result;
+  for (const Giant& g : giants_) {
+    std::optional<Ciphertext> acc;
+    for (const auto& [bi, pt] : g.bs) {
+      Ciphertext t = ev.multiply_plain(babies[bi], pt);
+      if (acc) {
+        ev.add_inplace(*acc, t);
+      } else {
+        acc = std::move(t);
+      }
+    }
+    Ciphertext part = ev.rescale(*acc);
+    part.set_scale(output_scale_);
+    if (g.shift != 0) {
+      part = min_keys_ ? rotate_pow2(ev, part, g.shift, slots_, keys)
+                       : ev.rotate(part, static_cast<int>(g.shift), keys);
+    }
+    if (result) {
+      ev.add_inplace(*result, part);
+    } else {
+      result = std::move(part);
+    }
+  }
+  return std::move(*result);
+}
+
+}  // namespace theo

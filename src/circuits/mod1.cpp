@@ -1,0 +1,156 @@
+#include "theo/circuits/mod1.h"
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+ChebyshevSeries cosine_series(u32 k, u32 r, u32 degree) {
+  const double kk = k, scale = std::ldexp(1.0, -static_cast<int>(r));
+  return chebyshev_fit([=](double y) { return std::cos(kTwoPi * (kk * y - 0.25) * scale); }, -1, 1,
+                       degree);
+}
+
+// Taylor series of arcsin up to odd `degree`, rewritten in the Chebyshev basis on [-1, 1]
+// (exact: x^m is a finite Chebyshev sum), so it needs no affine map.
+ChebyshevSeries arcsine_series(u32 degree) {
+  std::vector<double> mono(degree + 1, 0.0);
+  double c = 1;  // (2j)! / (4^j (j!)^2 (2j + 1))
+  for (u32 j = 0; 2 * j + 1 <= degree; ++j) {
+    mono[2 * j + 1] = c / (2 * j + 1);
+    c *= (2.0 * j + 1) / (2.0 * j + 2);
+  }
+  // x^m = 2^(1-m) sum_{i} binom(m, i) T_(m-2i) (halved for the T_0 term).
+  ChebyshevSeries s;
+  s.coeffs.assign(degree + 1, 0.0);
+  for (u32 m = 0; m <= degree; ++m) {
+    if (mono[m] == 0) continue;
+    double binom = 1;
+    for (u32 i = 0; 2 * i <= m; ++i) {
+      const u32 t = m - 2 * i;
+      const double w = std::ldexp(binom, 1 - static_cast<int>(m)) * (t == 0 ? 0.5 : 1.0);
+      s.coeffs[t] += mono[m] * w;
+      binom = binom * (m - i) / (i + 1);
+    }
+  }
+  return s;
+}
+
+u32 ceil_log2(u32 x) {
+  return x <= 1 ? 0 : 32u - static_cast<u32>(__builtin_clz(x - 1));
+}
+
+}  // namespace
+
+u32 EvalModParams::depth() const {
+  return PolynomialEvaluator::depth(degree) + double_angles +
+         (arcsine_degree ? PolynomialEvaluator::depth(arcsine_degree) : 0);
+}
+
+u32 EvalModParams::bound_for(u32 hamming_weight, u32 log_n, u32 level0_limbs) {
+  const double sigma = std::sqrt((hamming_weight + 1.0) * level0_limbs / 12.0);
+  // Two-sided Gaussian tail: N erfc(z / sqrt 2) <= 2^-20.
+  double z = 1;
+  while (std::ldexp(std::erfc(z / std::sqrt(2.0)), static_cast<int>(log_n)) > 0x1p-20)
+    z += 0.01;
+  return static_cast<u32>(std::floor(z * sigma)) + 1;
+}
+
+EvalModParams EvalModParams::derive(u32 hamming_weight, u32 log_n, u32 level0_limbs,
+                                    u32 depth_budget, u32 arcsine_degree) {
+  const u32 k = bound_for(hamming_weight, log_n, level0_limbs);
+  const u32 arc = arcsine_degree ? ceil_log2(arcsine_degree + 1) : 0;
+  if (depth_budget < arc + 3) {
+    throw ParameterError("EvalModParams::derive: a depth budget of " +
+                         std::to_string(depth_budget) + " levels is too small");
+  }
+  struct Candidate {
+    u32 r, degree;
+    double error;
+  };
+  std::vector<Candidate> cands;
+  for (u32 r = 0; r + 2 + arc <= depth_budget; ++r) {
+    for (u32 depth = 2; depth + r + arc <= depth_budget && depth <= 7; ++depth) {
+      const u32 d = (1u << depth) - 1;
+      const ChebyshevSeries p = cosine_series(k, r, d);
+      // Error at the points that matter: x = I + eps near the integers.
+      double err = 0;
+      for (int i = -static_cast<int>(k) + 1; i < static_cast<int>(k); ++i) {
+        for (double eps = -1.0 / 64; eps <= 1.0 / 64; eps += 1.0 / 512) {
+          const double x = i + eps;
+          double c = p(x / k);
+          for (u32 j = 0; j < r; ++j)
+            c = 2 * c * c - 1;
+          err = std::max(err, std::abs(c - std::sin(kTwoPi * x)));
+        }
+      }
+      // Rounding noise (~2^-45 of the slot values) grows by 2 pi K at the interpolant and up to
+      // 4 per double angle.
+      const double noise = 0x1p-45 * kTwoPi * k * std::ldexp(1.0, 2 * static_cast<int>(r));
+      cands.push_back({r, d, err + noise});
+    }
+  }
+  double best_error = 1e300;
+  for (const Candidate& c : cands)
+    best_error = std::min(best_error, c.error);
+  // Within a factor 2 of the most accurate choice, the cheapest: about degree / 2 + 2 sqrt(degree)
+  // ciphertext products for the interpolant, one per double angle.
+  EvalModParams best;
+  double best_cost = 1e300;
+  for (const Candidate& c : cands) {
+    const double cost = c.degree / 2.0 + 2 * std::sqrt(c.degree + 1.0) + c.r;
+    if (c.error <= 2 * best_error && cost < best_cost) {
+      best_cost = cost;
+      best.k_bound = k;
+      best.double_angles = c.r;
+      best.degree = c.degree;
+      best.estimated_error = c.error;
+    }
+  }
+  best.arcsine_degree = arcsine_degree;
+  return best;
+}
+
+EvalMod::EvalMod(const EvalModParams& params) : params_(params) {
+  if (params.k_bound == 0 || params.degree == 0) {
+    throw ParameterError("EvalMod: K and the degree must be positive");
+  }
+  if (params.arcsine_degree != 0 && params.arcsine_degree % 2 == 0) {
+    throw ParameterError("EvalMod: the arcsine degree must be odd");
+  }
+  cos_ = cosine_series(params.k_bound, params.double_angles, params.degree);
+  if (params.arcsine_degree) arcsine_ = arcsine_series(params.arcsine_degree);
+}
+
+double EvalMod::reference(double y) const {
+  double c = cos_(y);
+  for (u32 j = 0; j < params_.double_angles; ++j)
+    c = 2 * c * c - 1;
+  return params_.arcsine_degree ? arcsine_(c) : c;
+}
+
+Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
+                             const RelinKey& rlk, const Ciphertext& ct) const {
+  if (ct.level() < params_.depth()) {
+    throw LevelError("EvalMod: needs " + std::to_string(params_.depth()) +
+                     " levels, the input is at level " + std::to_string(ct.level()));
+  }
+  Ciphertext c = pe.evaluate(ct, cos_);
+  for (u32 j = 0; j < params_.double_angles; ++j) {
+    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2);
+    ev.add_const_inplace(sq, -1.0);
+    c = ev.rescale(sq);
+  }
+  if (params_.arcsine_degree) c = pe.evaluate(c, arcsine_);
+  return c;
+}
+
+}  // namespace theo

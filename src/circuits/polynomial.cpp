@@ -1,0 +1,222 @@
+#include "theo/circuits/polynomial.h"
+
+#include <bit>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+u32 ceil_log2(u32 x) {
+  return x <= 1 ? 0 : static_cast<u32>(std::bit_width(x - 1));
+}
+
+// A partial result: a ciphertext, or (when every non-constant coefficient is zero) a constant.
+struct Partial {
+  std::optional<Ciphertext> ct;
+  double constant = 0;
+};
+
+// T_i(y) computed once each at its natural level top - ceil(log2 i), plus copies lowered to other
+// levels on demand.
+class ChebyshevBasis {
+ public:
+  ChebyshevBasis(const Evaluator& ev, const RelinKey& rlk, Ciphertext y)
+      : ev_(ev), rlk_(rlk), top_(y.level()) {
+    natural_.emplace(1u, std::move(y));
+  }
+
+  u32 level_of(u32 i) const { return top_ - ceil_log2(i); }
+  u32 top() const { return top_; }
+
+  const Ciphertext& get(u32 i) {
+    auto it = natural_.find(i);
+    if (it != natural_.end()) return it->second;
+    Ciphertext t = compute(i);
+    return natural_.emplace(i, std::move(t)).first->second;
+  }
+
+  // T_i at `level` (<= its natural level), at that level's default scale.
+  const Ciphertext& at(u32 i, u32 level) {
+    const Ciphertext& nat = get(i);
+    if (nat.level() == level) return nat;
+    const auto key = std::make_pair(i, level);
+    auto it = lowered_.find(key);
+    if (it != lowered_.end()) return it->second;
+    return lowered_.emplace(key, ev_.level_down(nat, level)).first->second;
+  }
+
+ private:
+  Ciphertext compute(u32 i) {
+    if (std::has_single_bit(i)) {
+      // T_2m = 2 T_m^2 - 1
+      Ciphertext sq = ev_.square(get(i / 2), rlk_);
+      sq = ev_.multiply_integer(sq, 2);
+      ev_.add_const_inplace(sq, -1.0);
+      return ev_.rescale(sq);
+    }
+    // T_(m+n) = 2 T_m T_n - T_(m-n), m the power of two just below i.
+    const u32 m = u32{1} << (ceil_log2(i) - 1);
+    const u32 n = i - m;
+    const u32 lv = level_of(m);
+    Ciphertext prod = ev_.multiply(at(m, lv), at(n, lv), rlk_);
+    prod = ev_.multiply_integer(prod, 2);
+    prod = ev_.rescale(prod);
+    ev_.sub_inplace(prod, at(m - n, lv - 1));
+    return prod;
+  }
+
+  const Evaluator& ev_;
+  const RelinKey& rlk_;
+  u32 top_;
+  std::map<u32, Ciphertext> natural_;
+  std::map<std::pair<u32, u32>, Ciphertext> lowered_;
+};
+
+class Recursion {
+ public:
+  Recursion(const Evaluator& ev, const RelinKey& rlk, ChebyshevBasis& basis, u32 baby)
+      : ev_(ev), rlk_(rlk), basis_(basis), baby_(baby) {}
+
+  // Evaluates sum_i c[i] T_i at a level >= target (target <= top - ceil(log2(deg + 1))).
+  Partial eval(const std::vector<double>& c, u32 target) {
+    u32 d = static_cast<u32>(c.size()) - 1;
+    while (d > 0 && c[d] == 0)
+      --d;
+    if (d == 0) return Partial{std::nullopt, c[0]};
+    const u32 g = std::bit_floor(d);
+    const bool leaf_fits = basis_.level_of(d) >= target + 1;
+    if ((d < baby_ && leaf_fits) || d == g) return leaf(c, d);
+    // p = q T_g + r (d < 2g): T_g T_j = (T_(g+j) + T_(g-j)) / 2.
+    std::vector<double> q(d - g + 1), r(c.begin(), c.begin() + g);
+    q[0] = c[g];
+    for (u32 j = 1; j <= d - g; ++j) {
+      q[j] = 2 * c[g + j];
+      r[g - j] -= c[g + j];
+    }
+    Partial pq = eval(q, target + 1);
+    Partial pr = eval(r, target);
+    Ciphertext prod;
+    if (!pq.ct) {
+      prod = scaled_term(pq.constant, g);
+    } else {
+      const u32 lv = std::min(pq.ct->level(), basis_.level_of(g));
+      const Ciphertext qa = pq.ct->level() == lv ? std::move(*pq.ct) : ev_.level_down(*pq.ct, lv);
+      prod = ev_.rescale(ev_.multiply(qa, basis_.at(g, lv), rlk_));
+    }
+    if (!pr.ct) {
+      if (pr.constant != 0) ev_.add_const_inplace(prod, pr.constant);
+      return Partial{std::move(prod), 0};
+    }
+    return Partial{add_aligned(std::move(prod), std::move(*pr.ct)), 0};
+  }
+
+ private:
+  Ciphertext scaled_term(double coeff, u32 i) {
+    const u32 lv = basis_.level_of(i);
+    const Ciphertext& t = basis_.get(i);
+    return ev_.rescale(ev_.multiply_const(t, coeff, ev_.context()->default_scale(lv)));
+  }
+
+  // sum_{i<=d} c_i T_i with every term lowered to the level of T_d: the products all carry
+  // Delta_lv^2, so they add exactly, and one rescale lands on Delta_(lv-1).
+  Partial leaf(const std::vector<double>& c, u32 d) {
+    const u32 lv = basis_.level_of(d);
+    const long double delta = ev_.context()->default_scale(lv);
+    std::optional<Ciphertext> acc;
+    for (u32 i = 1; i <= d; ++i) {
+      if (c[i] == 0) continue;
+      Ciphertext term = ev_.multiply_const(basis_.at(i, lv), c[i], delta);
+      if (acc) {
+        ev_.add_inplace(*acc, term);
+      } else {
+        acc = std::move(term);
+      }
+    }
+    if (c[0] != 0) ev_.add_const_inplace(*acc, c[0]);
+    return Partial{ev_.rescale(*acc), 0};
+  }
+
+  Ciphertext add_aligned(Ciphertext a, Ciphertext b) {
+    if (a.level() > b.level()) a = ev_.level_down(a, b.level());
+    if (b.level() > a.level()) b = ev_.level_down(b, a.level());
+    ev_.add_inplace(a, b);
+    return a;
+  }
+
+  const Evaluator& ev_;
+  const RelinKey& rlk_;
+  ChebyshevBasis& basis_;
+  u32 baby_;
+};
+
+}  // namespace
+
+u32 PolynomialEvaluator::depth(u32 degree) {
+  return ceil_log2(degree + 1);
+}
+
+bool PolynomialEvaluator::needs_affine(const Ciphertext& ct, const ChebyshevSeries& p) const {
+  if (p.a != -1.0 || p.b != 1.0) return true;
+  const long double want = ev_.context()->default_scale(ct.level());
+  return std::fabs(ct.scale() / want - 1) > 0x1p-40L;
+}
+
+u32 PolynomialEvaluator::levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p) const {
+  return depth(p.degree()) + (needs_affine(ct, p) ? 1u : 0u);
+}
+
+Ciphertext PolynomialEvaluator::affine_to_unit(const Ciphertext& ct, double a, double b) const {
+  if (ct.level() == 0) throw LevelError("PolynomialEvaluator: the input is at level 0");
+  const Context& ctx = *ev_.context();
+  const u32 l = ct.level();
+  // const_scale chosen so that ct.scale() * cs / r_l == Delta_(l-1) exactly.
+  const long double cs = ctx.default_scale(l - 1) * ctx.level(l).rescale_ratio / ct.scale();
+  Ciphertext y = ev_.rescale(ev_.multiply_const(ct, 2.0 / (b - a), cs));
+  y.set_scale(ctx.default_scale(l - 1));
+  const double shift = -(a + b) / (b - a);
+  if (shift != 0) ev_.add_const_inplace(y, shift);
+  return y;
+}
+
+Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
+                                         std::optional<u32> output_level) const {
+  if (p.coeffs.empty()) throw ParameterError("PolynomialEvaluator: the series has no coefficients");
+  const u32 need = levels_consumed(ct, p);
+  if (ct.level() < need) {
+    throw LevelError("PolynomialEvaluator: degree " + std::to_string(p.degree()) + " needs " +
+                     std::to_string(need) + " levels, the input is at level " +
+                     std::to_string(ct.level()));
+  }
+  Ciphertext y = needs_affine(ct, p) ? affine_to_unit(ct, p.a, p.b) : ev_.clone(ct);
+  const u32 d = p.degree();
+  const u32 target = y.level() - depth(d);
+  if (output_level && *output_level > target) {
+    throw LevelError("PolynomialEvaluator: output level " + std::to_string(*output_level) +
+                     " is above the level the evaluation reaches (" + std::to_string(target) + ")");
+  }
+  ChebyshevBasis basis(ev_, rlk_, std::move(y));
+  const u32 baby = u32{1} << ((depth(d) + 1) / 2);
+  Recursion rec(ev_, rlk_, basis, baby);
+  Partial res = rec.eval(p.coeffs, target);
+  Ciphertext out;
+  if (res.ct) {
+    out = std::move(*res.ct);
+  } else {
+    // A constant series: 0 * T_1 + c.
+    out = ev_.rescale(
+        ev_.multiply_const(basis.get(1), 0.0, ev_.context()->default_scale(basis.top())));
+    ev_.add_const_inplace(out, res.constant);
+  }
+  const u32 final_level = output_level.value_or(target);
+  if (out.level() > final_level) out = ev_.level_down(out, final_level);
+  return out;
+}
+
+}  // namespace theo

@@ -1,0 +1,8 @@
+# Sources of src/circuits
+list(APPEND THEO_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/chebyshev.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/polynomial.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/linear_transform.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dft.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mod1.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp)
