@@ -11,3 +11,10 @@ add_executable(theo_ckks_demo ${CMAKE_CURRENT_LIST_DIR}/ckks_demo.cpp)
 target_link_libraries(theo_ckks_demo PRIVATE theodosian::theo)
 theo_target_warnings(theo_ckks_demo)
 # ---- end theo_ckks_demo ------------------------------------------------------------------------
+
+# ---- theo_boot_demo (owner: circuits) ----
+# Bootstrapping demo: level plan, key-generation progress, time and precision per bootstrap.
+add_executable(theo_boot_demo ${CMAKE_CURRENT_LIST_DIR}/boot_demo.cpp)
+target_link_libraries(theo_boot_demo PRIVATE theodosian::theo)
+theo_target_warnings(theo_boot_demo)
+# ---- end theo_boot_demo ----

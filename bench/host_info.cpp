@@ -65,4 +65,11 @@ std::string cpu_model() {
   return "unknown";
 }
 
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double load = -1;
+  if (!(f >> load)) return -1;
+  return load;
+}
+
 }  // namespace theo::bench

@@ -13,5 +13,7 @@ bool git_dirty();
 std::string utc_now();
 std::string host_name();
 std::string cpu_model();
+// 1-minute load average (/proc/loadavg), or -1: CPU timings on a busy host are upper bounds.
+double load_average();
 
 }  // namespace theo::bench

@@ -140,6 +140,7 @@ int run(const Options& o) {
                            {"date", utc_now()},
                            {"host", host_name()},
                            {"cpu", cpu_model()},
+                           {"load_average", load_average()},
                            {"backend", o.backend},
                            {"device", backend->name()},
                            {"n", o.n},

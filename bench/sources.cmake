@@ -14,7 +14,8 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/timing.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/ring_cases.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/ring_cases.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp)
 target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
 target_compile_definitions(theo_bench PRIVATE
   THEO_BENCH_GIT_COMMIT="${THEO_BENCH_GIT_COMMIT}"

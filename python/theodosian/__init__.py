@@ -52,25 +52,37 @@ except ImportError as _exc:  # pragma: no cover - only without a built extension
     ) from _exc
 
 from ._core import (
+    BootstrappingKeys,
+    Bootstrapper,
+    ChebyshevSeries,
     Ciphertext,
     Context,
     Decryptor,
+    DiagonalMatrix,
     Encoder,
     Encryptor,
+    EvalMod,
+    EvalModParams,
     Evaluator,
     GaloisKeys,
     KeyGenerator,
+    LinearTransform,
     Parameters,
     Plaintext,
+    PolynomialEvaluator,
     PublicKey,
     RelinKey,
     SecretKey,
+    chebyshev_fit,
+    chebyshev_max_error,
+    coeff_to_slot_matrices,
     cuda_available,
     max_log2_pq_128,
     presets,
+    slot_to_coeff_matrices,
 )
 
-__version__: str = _core.__version__
+__version__: str = str(getattr(_core, "__version__"))
 
 __all__ = [
     "__version__",
@@ -93,6 +105,19 @@ __all__ = [
     "Encryptor",
     "Decryptor",
     "Evaluator",
+    # circuits
+    "ChebyshevSeries",
+    "chebyshev_fit",
+    "chebyshev_max_error",
+    "PolynomialEvaluator",
+    "DiagonalMatrix",
+    "LinearTransform",
+    "coeff_to_slot_matrices",
+    "slot_to_coeff_matrices",
+    "EvalModParams",
+    "EvalMod",
+    "Bootstrapper",
+    "BootstrappingKeys",
     # errors
     "Error",
     "ParameterError",

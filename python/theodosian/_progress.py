@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from typing import Any
@@ -39,7 +40,7 @@ class _StderrBar:
 def make_bar(total: int, desc: str) -> Any:
     """A progress bar with update(n) and close(): tqdm's when available, else a stderr bar."""
     try:
-        from tqdm.auto import tqdm  # type: ignore[import-not-found]
+        tqdm_auto = importlib.import_module("tqdm.auto")
     except ImportError:
         return _StderrBar(total, desc)
-    return tqdm(total=total, desc=desc, unit="key", leave=False)
+    return tqdm_auto.tqdm(total=total, desc=desc, unit="key", leave=False)

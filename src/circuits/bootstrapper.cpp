@@ -7,6 +7,7 @@
 #include <numbers>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
@@ -67,7 +68,10 @@ struct Bootstrapper::Impl {
   u32 cts_levels = 0, stc_levels = 0;
   long double q0 = 0;
   long double raised_scale = 0;
-  std::shared_ptr<const BConvPlan> raise_plan;
+  std::shared_ptr<const BConvPlan> raise_plan;  // level-0 primes -> the top level's others
+  Basis raise_rest;
+  // The top level's limbs as runs [start, start + count): copied from level 0 or from raise_rest.
+  std::vector<std::tuple<u32, u32, bool>> raise_runs;
   std::vector<LinearTransform> cts, stc;
   std::optional<EvalMod> mod;
   std::vector<int> subsum_rotations;
@@ -122,7 +126,28 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
 
   m.q0 = modulus_of(c, 0);
   m.raised_scale = c.default_scale(m.top);
-  m.raise_plan = c.backend().make_bconv(c.level(0).q_basis, c.level(m.top).q_basis);
+  {
+    const Basis& b0 = c.level(0).q_basis;
+    const Basis& bt = c.level(m.top).q_basis;
+    std::vector<PrimeId> rest;
+    for (u32 i = 0; i < bt.size; ++i) {
+      const bool in0 = b0.find(bt[i]) >= 0;
+      if (!in0) rest.push_back(bt[i]);
+      if (!m.raise_runs.empty() && std::get<2>(m.raise_runs.back()) == in0 &&
+          (!in0 || b0.find(bt[i]) == b0.find(bt[i - 1]) + 1)) {
+        ++std::get<1>(m.raise_runs.back());
+      } else {
+        m.raise_runs.emplace_back(i, 1, in0);
+      }
+    }
+    for (u32 i = 0; i < b0.size; ++i) {
+      if (bt.find(b0[i]) < 0) {
+        throw ParameterError("Bootstrapper: the top level lacks a prime of level 0");
+      }
+    }
+    m.raise_rest = Basis(std::span<const PrimeId>(rest));
+    m.raise_plan = c.backend().make_bconv(b0, m.raise_rest);
+  }
   const long double gap = static_cast<long double>(c.max_slots() / slots_);
   // Slots after CoeffToSlot: P u / (2 q0 K) (u: coefficients of the raised phase, times `gap`
   // after SubSum), so Re and Im come out as t / (q0 K) in [-1, 1].
@@ -201,15 +226,30 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct0, const BootstrappingKey
   RnsPoly s0 = be.make_poly(l0.q_basis), s1 = be.make_poly(l0.q_basis);
   ks.switch_key(ct0.poly(1).cref(), 0, keys.to_sparse, s0.ref(), s1.ref());
   be.add(s0.cref(), ct0.poly(0).cref(), s0.ref());
-  // ModRaise: the centered lift by fast BConv; its overflow e q0 just joins q0 I.
+  // ModRaise: the centered lift by fast BConv; its overflow e q0 just joins q0 I. The lift is x
+  // itself on the level-0 primes, so only the other primes of the top level are converted (the
+  // BConv const-mult rides on the INTT, as in ModUp) and the level-0 limbs are copied, still in
+  // the NTT domain.
+  const std::vector<u32>& hat_inv = m.raise_plan->table().src_hat_inv;
   std::vector<RnsPoly> raised;
   for (RnsPoly* p : {&s0, &s1}) {
-    const PolyRef in[] = {p->ref()};
-    be.intt(in);
-    raised.push_back(be.make_poly(lt.q_basis));
-    be.bconv(*m.raise_plan, p->cref(), raised.back().ref());
-    const PolyRef out[] = {raised.back().ref()};
+    RnsPoly coeff = be.make_poly(l0.q_basis);
+    be.copy(p->cref(), coeff.ref());
+    const PolyRef in[] = {coeff.ref()};
+    be.intt(in, hat_inv);
+    RnsPoly rest = be.make_poly(m.raise_rest);
+    be.bconv_matmul(*m.raise_plan, coeff.cref(), rest.ref());
+    const PolyRef out[] = {rest.ref()};
     be.ntt(out);
+    raised.push_back(be.make_poly(lt.q_basis));
+    u32 from_rest = 0;
+    for (const auto& [start, count, is_level0] : m.raise_runs) {
+      const ConstPolyRef src =
+          is_level0 ? p->cref().slice(static_cast<u32>(l0.q_basis.find(lt.q_basis[start])), count)
+                    : rest.cref().slice(from_rest, count);
+      if (!is_level0) from_rest += count;
+      be.copy(src, raised.back().ref().slice(start, count));
+    }
   }
   // Sparse -> dense at the top level.
   std::vector<RnsPoly> polys;

@@ -50,7 +50,9 @@ void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis&
 
 void build_mod_down(Backend& be, const std::vector<u32>& primes, LevelData& lv,
                     const Basis& p_basis) {
-  lv.mod_down = be.make_bconv(p_basis, lv.q_basis);
+  // Exact BConv: the ModDown result is round(u / P) with no fast-BConv overflow, which would
+  // otherwise be multiplied by the secret and cost ~1.5 bits of precision per key switch.
+  lv.mod_down = be.make_bconv(p_basis, lv.q_basis, /*exact=*/true);
   lv.mod_down_intt_consts = lv.mod_down->table().src_hat_inv;
   for (u32 i = 0; i < lv.limbs; ++i) {
     const u32 q = primes[lv.q_basis[i]];
@@ -88,7 +90,8 @@ void build_rescale(Backend& be, const std::vector<u32>& primes, LevelData& cur,
     rs.stay_dst = stay_lo - pa;
     rs.stay_count = stay_hi - stay_lo;
   }
-  rs.bconv = be.make_bconv(leaving, prev.q_basis);
+  // Exact BConv, for the same reason as ModDown: the rescale rounds to nearest.
+  rs.bconv = be.make_bconv(leaving, prev.q_basis, /*exact=*/true);
   const auto& hat_inv = rs.bconv->table().src_hat_inv;
   for (u32 j = 0; j < leaving.size; ++j) {
     const u32 q = primes[leaving[j]];

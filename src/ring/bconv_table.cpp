@@ -24,7 +24,8 @@ u32 hat_mod(const std::vector<u32>& s, u32 skip, u32 m) {
 
 }  // namespace
 
-BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basis& dst) {
+BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basis& dst,
+                            bool exact) {
   if (src.empty() || dst.empty())
     throw ParameterError("make_bconv_table: empty basis (src " + to_string(src) + ", dst " +
                          to_string(dst) + ")");
@@ -49,6 +50,13 @@ BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basi
   for (u32 i = 0; i < dst.size; ++i)
     for (u32 j = 0; j < src.size; ++j)
       t.matrix[i * src.size + j] = hat_mod(s, j, d[i]);
+  t.exact = exact;
+  if (exact) {
+    for (u32 j = 0; j < src.size; ++j)
+      t.src_inv.push_back(1.0 / static_cast<double>(s[j]));
+    for (u32 i = 0; i < dst.size; ++i)
+      t.q_mod_dst.push_back(hat_mod(s, src.size, d[i]));  // skip nothing: all of Q
+  }
   return t;
 }
 

@@ -10,21 +10,14 @@
 
 #include "ckks/ckks_test_util.h"
 #include "theo/circuits/circuits.h"
-#include "theo/math/prime_system.h"
 
 namespace theo::test {
 
-// N = 2^12, Delta = 2^40: 3 levels for the user above a 2-prime level 0 (like bootparam_40) and
-// 13 bootstrapping levels (CoeffToSlot 2, EvalMod 9, SlotToCoeff 2). Insecure (CI only).
+// presets/test_boot_n12.json: N = 2^12, Delta = 2^40, 3 user levels above a 2-prime level 0 (like
+// bootparam_40) and 13 bootstrapping levels; made by generate_prime_system (log_n 12, log_scale
+// 40, levels 3, boot_levels 13, cts 2, stc 2). Insecure (CI only).
 inline ParameterSet boot_test_params() {
-  PrimeSystemSpec spec;
-  spec.log_n = 12;
-  spec.log_scale = 40;
-  spec.levels = 3;
-  spec.boot_levels = 13;
-  spec.num_cts_levels = 2;
-  spec.num_stc_levels = 2;
-  return generate_prime_system(spec);
+  return load_preset("test_boot_n12");
 }
 
 inline double bits(const std::vector<Cplx>& got, const std::vector<Cplx>& want) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -474,6 +475,58 @@ TEST(CudaBackend, BConv) {
     p.cpu->bconv_matmul(*cplan, x.c.cref(), y.c.ref());
     p.gpu->bconv_matmul(*gplan, x.g.cref(), y.g.ref());
     ASSERT_TRUE(same(p, y, "bconv_matmul" + l));
+  }
+}
+
+// Exact mode: CPU and CUDA agree word for word (random x, so v spans its whole range), and for
+// x = a small signed integer the result is x itself mod every d_i (the overflow e*Q is gone).
+TEST(CudaBackend, BConvExact) {
+  struct Case {
+    u32 log_n, src, dst;
+  };
+  for (const Case& c :
+       {Case{12, 1, 2}, Case{12, 2, 3}, Case{13, 5, 8}, Case{14, 12, 12}, Case{14, 13, 17},
+        Case{15, 24, 31}, Case{16, 12, 48}, Case{16, 4, 60}, Case{16, 36, 24}, Case{16, 12, 35}}) {
+    Pair& p = backends(c.log_n);
+    const Basis all = random_basis(c.src + c.dst);
+    const Basis s = all.slice(0, c.src), d = all.slice(c.src, c.dst);
+    const auto cplan = p.cpu->make_bconv(s, d, true);
+    const auto gplan = p.gpu->make_bconv(s, d, true);
+    Twin x(p, s), y(p, d);
+    const std::string l = " src " + std::to_string(c.src) + " dst " + std::to_string(c.dst) +
+                          " N=2^" + std::to_string(c.log_n);
+    p.cpu->bconv(*cplan, x.c.cref(), y.c.ref());
+    p.gpu->bconv(*gplan, x.g.cref(), y.g.ref());
+    ASSERT_TRUE(same(p, y, "exact bconv" + l));
+    p.cpu->bconv_matmul(*cplan, x.c.cref(), y.c.ref());
+    p.gpu->bconv_matmul(*gplan, x.g.cref(), y.g.ref());
+    ASSERT_TRUE(same(p, y, "exact bconv_matmul" + l));
+
+    // Small signed integers: |x| < min(Q, 2^60) / 4 keeps them far from the +-Q/2 ties.
+    double log2_q = 0;
+    for (u32 j = 0; j < s.size; ++j)
+      log2_q += std::log2(static_cast<double>(p.cpu->modulus(s.ids[j]).q));
+    const i64 lim = i64{1} << static_cast<u32>(std::min(58.0, log2_q - 2.0));
+    const u32 n = p.cpu->n();
+    std::vector<i64> ints(n);
+    std::uniform_int_distribution<i64> dist(-lim + 1, lim - 1);
+    for (auto& v : ints)
+      v = dist(rng());
+    const auto residues = [&](const Basis& b) {
+      std::vector<u32> w(static_cast<std::size_t>(b.size) * n);
+      for (u32 j = 0; j < b.size; ++j) {
+        const i64 q = p.cpu->modulus(b.ids[j]).q;
+        for (u32 i = 0; i < n; ++i)
+          w[static_cast<std::size_t>(j) * n + i] = static_cast<u32>(((ints[i] % q) + q) % q);
+      }
+      return w;
+    };
+    Twin xi(p, s, residues(s));
+    p.gpu->bconv(*gplan, xi.g.cref(), y.g.ref());
+    std::vector<u32> got(y.g.words());
+    p.gpu->download(y.g.cref(), got.data());
+    const std::vector<u32> expect = residues(d);
+    ASSERT_EQ(got, expect) << "exact bconv of small integers" << l;
   }
 }
 

@@ -138,9 +138,25 @@ TEST_F(BConvTest, TableMatchesBigIntegers) {
     mpz_set_ui(m.v, sj);
     mpz_invert(inv.v, hat.v, m.v);
     EXPECT_EQ(t.src_hat_inv[j], mpz_get_ui(inv.v));
+    EXPECT_TRUE(t.src_inv.empty());
     for (u32 i = 0; i < dst.size; ++i)
       EXPECT_EQ(t.matrix[i * src.size + j], mod_u32(hat, be_->ring().primes[dst[i]]));
   }
+}
+
+TEST_F(BConvTest, ExactTableHoldsInverseAndModulus) {
+  const Basis src{3, 7, 11, 0}, dst{1, 7, 20};
+  const BConvTable t = make_bconv_table(be_->ring(), src, dst, true);
+  ASSERT_TRUE(t.exact);
+  Mpz q_big;
+  mpz_set_ui(q_big.v, 1);
+  for (u32 j = 0; j < src.size; ++j) {
+    const u32 sj = be_->ring().primes[src[j]];
+    mpz_mul_ui(q_big.v, q_big.v, sj);
+    EXPECT_EQ(t.src_inv[j], 1.0 / sj);
+  }
+  for (u32 i = 0; i < dst.size; ++i)
+    EXPECT_EQ(t.q_mod_dst[i], mod_u32(q_big, be_->ring().primes[dst[i]]));
 }
 
 TEST_F(BConvTest, RandomBasesOfSizeOneToTwentyFour) {

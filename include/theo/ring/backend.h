@@ -8,8 +8,8 @@
 //    shape (in-place) unless an op says otherwise.
 //  * All operands of an element-wise op have the same n and the same Basis.
 //  * NTT order: forward NTT takes coefficients a_0..a_{N-1} and writes A[i] = a(psi^(2*brev(i)+1))
-//    for i in [0, N), brev = bit reversal over log2 N bits and psi = ntt_root(q, N) (math/primes.h).
-//    INTT is its exact inverse (N^-1 included).
+//    for i in [0, N), brev = bit reversal over log2 N bits and psi = ntt_root(q, N)
+//    (math/primes.h). INTT is its exact inverse (N^-1 included).
 //  * Automorphism phi_k (k odd, X -> X^k) acts on NTT-domain data as
 //    out[i] = in[brev(((2*brev(i)+1)*k mod 2N - 1) / 2)]   (see ring/automorphism.h).
 //  * BConv (fast basis conversion, Cheddar Eq. 2) from basis S = {s_j} to D = {d_i}, on coefficient
@@ -19,6 +19,13 @@
 //    The sum is exact (no intermediate rounding), so the result is a function of x alone:
 //    y = x + e*Q mod d_i with |e| <= |S|/2. bconv_matmul performs only the second line on input
 //    that already holds [x_j * (Q/s_j)^-1]_{s_j} (the const-mult fused into the INTT before it).
+//  * Exact BConv (plans made with exact = true): the overflow e*Q is removed, so y is the exact
+//    centered lift of x mod Q (for |x| < Q/2 away from ties). With, in IEEE double precision,
+//        acc = 0;  for j ascending: acc = acc + double(t_j) * src_inv[j]   (no fused multiply-add)
+//        v   = floor(acc + 0.5)
+//        y_i = [ sum_j t_j * [Q/s_j]_{d_i} - v * [Q]_{d_i} ]_{d_i}
+//    Every backend evaluates acc in exactly this order and rounding, so results stay bit-exact.
+//    ModDown and rescale use it: their result is then round(x / Q) rather than off by up to |S|/2.
 //  * Ops run in issue order on the backend's stream; host data is visible only after download()
 //    or synchronize().
 
@@ -47,8 +54,12 @@ struct BConvTable {
   Basis dst;
   std::vector<u32> src_hat_inv;  // [j] = (Q/s_j)^-1 mod s_j, canonical
   std::vector<u32> matrix;       // [i * src.size + j] = (Q/s_j) mod d_i, canonical
+  bool exact = false;            // remove the e*Q overflow (see contract above)
+  std::vector<double> src_inv;   // [j] = 1.0 / s_j (exact mode)
+  std::vector<u32> q_mod_dst;    // [i] = Q mod d_i, canonical (exact mode)
 };
-BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basis& dst);
+BConvTable make_bconv_table(const RingParams& ring, const Basis& src, const Basis& dst,
+                            bool exact = false);
 
 // A BConvTable prepared by one backend (e.g. uploaded to the device). Immutable, shareable.
 class BConvPlan {
@@ -90,8 +101,10 @@ class Backend {
   virtual void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {}) = 0;
 
   // ---- basis conversion ---------------------------------------------------------------------
-  virtual std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) = 0;
-  // Full BConv (const mult + matrix mult) of coefficient data `in` (plan.src) into `out` (plan.dst).
+  virtual std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
+                                                      bool exact = false) = 0;
+  // Full BConv (const mult + matrix mult) of coefficient data `in` (plan.src) into `out`
+  // (plan.dst).
   virtual void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
   // Matrix mult only: `in` already holds [x_j * (Q/s_j)^-1]_{s_j}.
   virtual void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;

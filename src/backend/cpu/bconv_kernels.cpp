@@ -1,5 +1,7 @@
 #include "backend/cpu/bconv_kernels.h"
 
+#include <cmath>
+
 namespace theo::cpu {
 
 BConvConsts make_bconv_consts(const BConvTable& table, const Backend& be) {
@@ -19,6 +21,12 @@ BConvConsts make_bconv_consts(const BConvTable& table, const Backend& be) {
       const std::size_t at = static_cast<std::size_t>(i) * k.src_limbs + j;
       k.matrix[at] = center(to_mont(table.matrix[at], m), m.q);
     }
+  }
+  k.exact = table.exact;
+  if (k.exact) {
+    k.src_inv = table.src_inv;
+    for (u32 i = 0; i < k.dst_limbs; ++i)
+      k.q_mod_dst.push_back(center(to_mont(table.q_mod_dst[i], k.dst_mod[i]), k.dst_mod[i].q));
   }
   return k;
 }
@@ -59,6 +67,17 @@ void bconv_tile(const BConvConsts& k, ConstPolyRef in, PolyRef out, bool apply_h
     }
   }
 
+  // Exact mode: v = round(sum_j t_j / s_j), summed in j order in double as the contract fixes.
+  i64 overflow[kBConvTile];
+  if (k.exact) {
+    for (u32 c = 0; c < len; ++c) {
+      double a = 0.0;
+      for (u32 j = 0; j < s_limbs; ++j)
+        a = a + static_cast<double>(scratch[static_cast<std::size_t>(j) * len + c]) * k.src_inv[j];
+      overflow[c] = static_cast<i64>(std::floor(a + 0.5));
+    }
+  }
+
   i64 acc[kBConvTile];
   for (u32 i = 0; i < k.dst_limbs; ++i) {
     const Modulus& p = k.dst_mod[i];
@@ -73,6 +92,11 @@ void bconv_tile(const BConvConsts& k, ConstPolyRef in, PolyRef out, bool apply_h
       for (u32 c = 0; c < len; ++c)
         acc[c] += t[c] * m;
       if (j % kProductsPerFold == kProductsPerFold - 1) fold(acc, len, lim, wrap);
+    }
+    if (k.exact) {
+      const i64 qm = k.q_mod_dst[i];
+      for (u32 c = 0; c < len; ++c)
+        acc[c] -= overflow[c] * qm;
     }
     fold(acc, len, lim, wrap);
     u32* y = out.limb(i) + c0;

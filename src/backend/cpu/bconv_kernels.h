@@ -18,6 +18,10 @@ struct BConvConsts {
   // [i * src_limbs + j] = center([(Q/s_j) * 2^32]_{d_i}): the Montgomery factor lets a single SMR
   // at the end both reduce the exact sum and undo the 2^32.
   std::vector<i32> matrix;
+  // Exact mode: 1/s_j for the overflow estimate, and [Q * 2^32]_{d_i} centered to subtract v*Q.
+  bool exact = false;
+  std::vector<double> src_inv;
+  std::vector<i32> q_mod_dst;
 };
 
 BConvConsts make_bconv_consts(const BConvTable& table, const Backend& be);

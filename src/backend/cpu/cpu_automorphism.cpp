@@ -22,9 +22,10 @@ void CpuBackend::automorphism(ConstPolyRef in, u32 k, PolyRef out) {
   check_galois("automorphism", "k", k);
   const std::vector<u32> map = automorphism_map(k);
   for_limbs(in.limbs(), [&](u32 l) {
+    const u32 n = in.n;  // a local bound, so stores cannot alias it
     const u32* x = in.limb(l);
     u32* z = out.limb(l);
-    for (u32 i = 0; i < in.n; ++i)
+    for (u32 i = 0; i < n; ++i)
       z[i] = x[map[i]];
   });
 }
@@ -42,9 +43,10 @@ void CpuBackend::automorphism_sum(std::span<const ConstPolyRef> ins, std::span<c
     maps.push_back(automorphism_map(ks[j]));
   }
   for_limbs(out.limbs(), [&](u32 l) {
+    const u32 n = out.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(out.basis[l]).q;
     u32* z = out.limb(l);
-    for (u32 i = 0; i < out.n; ++i) {
+    for (u32 i = 0; i < n; ++i) {
       u32 acc = accumulate ? z[i] : 0u;
       for (std::size_t j = 0; j < ins.size(); ++j)
         acc = add_mod(acc, ins[j].limb(l)[maps[j][i]], q);

@@ -30,7 +30,8 @@ class CpuBackend final : public Backend {
   void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) override;
   void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) override;
 
-  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) override;
+  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
+                                              bool exact = false) override;
   void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
   void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
 

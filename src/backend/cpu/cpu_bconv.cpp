@@ -25,8 +25,9 @@ const CpuBConvPlan& cpu_plan(std::string_view op, const BConvPlan& plan) {
 
 }  // namespace
 
-std::shared_ptr<const BConvPlan> CpuBackend::make_bconv(const Basis& src, const Basis& dst) {
-  return std::make_shared<CpuBConvPlan>(make_bconv_table(ring_, src, dst), *this);
+std::shared_ptr<const BConvPlan> CpuBackend::make_bconv(const Basis& src, const Basis& dst,
+                                                        bool exact) {
+  return std::make_shared<CpuBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this);
 }
 
 namespace {

@@ -9,3 +9,6 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bconv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_automorphism.cpp)
+# The exact-BConv rounding must be the contract's separate multiply and add, never an FMA.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/bconv_kernels.cpp
+  PROPERTIES COMPILE_OPTIONS -ffp-contract=off)

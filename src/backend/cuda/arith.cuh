@@ -6,9 +6,27 @@
 
 namespace theo::cuda {
 
-// a * w * 2^-32 mod q, canonical. |a * w| < q * 2^31: a canonical and w centered or canonical.
+// Signed Montgomery reduction of the product a * w (Cheddar Alg. 2) in 32-bit multiplies only:
+// the low and high words of a * w come from mul.lo / mul.hi, so no 64-bit multiply or shift is
+// emitted (a plain smr(i64(a) * w) compiles to a 64 x 64 multiply when a is unsigned).
+// Requires |a * w| < q * 2^31; the result is in (-q, q).
+__device__ __forceinline__ i32 smr_mul(i32 a, i32 w, const Modulus& m) {
+  const u32 lo = static_cast<u32>(a) * static_cast<u32>(w);
+  const i32 hi = __mulhi(a, w);
+  const i32 z = static_cast<i32>(lo * static_cast<u32>(m.qinv));
+  return hi - __mulhi(z, static_cast<i32>(m.q));
+}
+
+// a * w * 2^-32 mod q, canonical. a < 2^31 (canonical) and |a * w| < q * 2^31: w centered or
+// canonical.
 __device__ __forceinline__ u32 mont_mul_c(u32 a, i32 w, const Modulus& m) {
-  return canon(smr(static_cast<i64>(a) * w, m.q, m.qinv), m.q);
+  return canon(smr_mul(static_cast<i32>(a), w, m), m.q);
+}
+
+// a * b mod q for canonical a, b: the second reduction multiplies by 2^64 mod q to cancel 2^-32.
+__device__ __forceinline__ u32 mul_mod_c(u32 a, u32 b, const Modulus& m) {
+  const i32 t = smr_mul(static_cast<i32>(a), static_cast<i32>(b), m);
+  return canon(smr_mul(t, static_cast<i32>(m.r2_mod), m), m.q);
 }
 
 template <int W>

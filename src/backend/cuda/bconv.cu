@@ -23,16 +23,23 @@ __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
   return acc;
 }
 
-template <int kTile, bool kConstMult>
+template <int kTile, bool kConstMult, bool kExact>
 __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out,
                              u32 n) {
-  extern __shared__ i32 smat[];  // [r * src + j]
+  // [j] src_inv (exact mode) first, for the 8-byte alignment, then [r * src + j] matrix entries.
+  extern __shared__ double sdyn[];
   const u32 src = b.src_size;
+  double* sinv = sdyn;
+  i32* smat = reinterpret_cast<i32*>(sdyn + (kExact ? src : 0));
   const u32 dst0 = blockIdx.y * kTile;
   const u32 rows = min(static_cast<u32>(kTile), b.dst_size - dst0);
   for (u32 e = threadIdx.x; e < kTile * src; e += blockDim.x) {
     const u32 r = e / src;
     smat[e] = r < rows ? b.matrix[static_cast<std::size_t>(dst0 + r) * src + (e - r * src)] : 0;
+  }
+  if constexpr (kExact) {
+    for (u32 j = threadIdx.x; j < src; j += blockDim.x)
+      sinv[j] = b.src_inv[j];
   }
   __syncthreads();
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -46,6 +53,9 @@ __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* i
 #pragma unroll
   for (int r = 0; r < kTile; ++r)
     acc[r] = 0;
+  // The contract's double sum, term by term in j order: explicit _rn intrinsics, because a
+  // contracted fma would round differently from the CPU and change v on near-ties.
+  double dacc = 0.0;
 
   // Four source limbs per step: their loads are issued together, then one fold per step.
   for (u32 j0 = 0; j0 < src; j0 += 4) {
@@ -59,14 +69,23 @@ __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* i
       if (j >= src) break;
       const Modulus sm = b.src_mod[j];
       if constexpr (kConstMult) x[jj] = mont_mul_c(x[jj], static_cast<i32>(b.src_hat_inv[j]), sm);
-      const i64 t = center(x[jj], sm.q);
+      const i32 t = center(x[jj], sm.q);
+      if constexpr (kExact) dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t), sinv[j]));
 #pragma unroll
       for (int r = 0; r < kTile; ++r)
-        acc[r] += t * smat[r * src + j];
+        acc[r] += static_cast<i64>(t) * smat[r * src + j];
     }
 #pragma unroll
     for (int r = 0; r < kTile; ++r)
       acc[r] = fold(acc[r], bound[r]);
+  }
+  if constexpr (kExact) {
+    // |v| <= |S| / 2 + 1, so v * [Q]_{d_i} (centered, < 2^36) keeps acc far inside the one-fold
+    // range below.
+    const i64 v = static_cast<i64>(floor(__dadd_rn(dacc, 0.5)));
+#pragma unroll
+    for (int r = 0; r < kTile; ++r)
+      if (static_cast<u32>(r) < rows) acc[r] -= v * b.q_mod_dst[dst0 + r];
   }
 #pragma unroll
   for (int r = 0; r < kTile; ++r) {
@@ -78,16 +97,26 @@ __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* i
   }
 }
 
+template <int kTile, bool kConstMult>
+void launch_mode(const BConvDevice& b, dim3 grid, u32 threads, std::size_t smem, const u32* in,
+                 u32* out, u32 n, cudaStream_t s) {
+  if (b.exact)
+    bconv_kernel<kTile, kConstMult, true><<<grid, threads, smem, s>>>(b, in, out, n);
+  else
+    bconv_kernel<kTile, kConstMult, false><<<grid, threads, smem, s>>>(b, in, out, n);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
 template <int kTile>
 void launch_tile(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32 n, bool const_mult,
                  cudaStream_t s) {
   const dim3 grid((n + threads - 1) / threads, (b.dst_size + kTile - 1) / kTile);
-  const std::size_t smem = static_cast<std::size_t>(kTile) * b.src_size * sizeof(i32);
+  const std::size_t smem = static_cast<std::size_t>(kTile) * b.src_size * sizeof(i32) +
+                           (b.exact ? b.src_size * sizeof(double) : 0);
   if (const_mult)
-    bconv_kernel<kTile, true><<<grid, threads, smem, s>>>(b, in, out, n);
+    launch_mode<kTile, true>(b, grid, threads, smem, in, out, n, s);
   else
-    bconv_kernel<kTile, false><<<grid, threads, smem, s>>>(b, in, out, n);
-  THEO_CUDA_CHECK_LAUNCH();
+    launch_mode<kTile, false>(b, grid, threads, smem, in, out, n, s);
 }
 
 }  // namespace

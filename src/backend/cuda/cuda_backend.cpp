@@ -45,7 +45,22 @@ class CudaBConvPlan final : public BConvPlan {
     dst_mod_.upload(dm.data());
     hat_.upload(hat.data());
     mat_.upload(mat.data());
-    dev_args_ = BConvDevice{src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), ns, nd};
+    dev_args_ = BConvDevice{
+        src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), nullptr, nullptr, ns, nd, false};
+    if (t.exact) {
+      if (t.src_inv.size() != ns || t.q_mod_dst.size() != nd)
+        throw ParameterError("make_bconv: exact table without src_inv / q_mod_dst");
+      std::vector<i32> qd(nd);
+      for (u32 i = 0; i < nd; ++i)
+        qd[i] = center(to_mont(t.q_mod_dst[i], dm[i]), dm[i].q);
+      src_inv_ = DeviceArray<double>(dev, ns);
+      q_mod_dst_ = DeviceArray<i32>(dev, nd);
+      src_inv_.upload(t.src_inv.data());
+      q_mod_dst_.upload(qd.data());
+      dev_args_.src_inv = src_inv_.get();
+      dev_args_.q_mod_dst = q_mod_dst_.get();
+      dev_args_.exact = true;
+    }
   }
   const BConvDevice& device_args() const { return dev_args_; }
 
@@ -53,6 +68,8 @@ class CudaBConvPlan final : public BConvPlan {
   DeviceArray<Modulus> src_mod_, dst_mod_;
   DeviceArray<u32> hat_;
   DeviceArray<i32> mat_;
+  DeviceArray<double> src_inv_;
+  DeviceArray<i32> q_mod_dst_;
   BConvDevice dev_args_;
 };
 
@@ -138,8 +155,9 @@ class CudaBackend final : public Backend {
     transform("intt", "post_consts", polys, post_consts, true);
   }
 
-  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst) override {
-    return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst), *this, dev_);
+  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
+                                              bool exact = false) override {
+    return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this, dev_);
   }
   void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
     run_bconv("bconv", plan, in, out, true);

@@ -30,9 +30,9 @@ constexpr int outputs(EwOp op) {
   return op == EwOp::kTensor ? 3 : 1;
 }
 
-// Canonical a * b mod q (two reductions: the second cancels the first's 2^-32).
+// Canonical a * b mod q.
 __device__ __forceinline__ u32 mulm(u32 a, u32 b, const Modulus& m) {
-  return mul_mod(a, b, m);
+  return mul_mod_c(a, b, m);
 }
 
 template <EwOp kOp>

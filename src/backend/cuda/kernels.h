@@ -42,6 +42,10 @@ struct NttConfig {
   u32 tile_log = 11;  // words per block = 2^tile_log (clamped to N)
   u32 threads = 256;  // threads per block (<= 512 and <= tile / 2)
   u32 radix_log = 3;  // stages per register pass: 3 (radix 8, 40 registers) or 4 (radix 16)
+  // Register-resident kernels when N = 2^(4e), e in {3, 4} (N = 2^12, 2^16) and the split is the
+  // default: each phase loads straight into registers, one shared-memory exchange, one barrier.
+  // 0 forces the shared-memory tile kernels above (tests, before/after benchmarks).
+  u32 fast = 1;
 };
 
 // In place over `count` polys of basis `basis`. consts: forward pre-multipliers (nullable) or
@@ -95,8 +99,11 @@ struct BConvDevice {
   const Modulus* dst_mod = nullptr;  // [i]
   const u32* src_hat_inv = nullptr;  // [j] mont((Q/s_j)^-1 mod s_j)
   const i32* matrix = nullptr;       // [i * src + j] centered mont((Q/s_j) mod d_i)
+  const double* src_inv = nullptr;   // [j] 1.0 / s_j (exact mode)
+  const i32* q_mod_dst = nullptr;    // [i] centered mont(Q mod d_i) (exact mode)
   u32 src_size = 0;
   u32 dst_size = 0;
+  bool exact = false;  // subtract round(sum t_j / s_j) * Q (the exact-BConv contract)
 };
 struct BConvConfig {
   u32 dst_tile = 0;   // output limbs per thread in registers (4, 8, 16; 0 = by dst size)

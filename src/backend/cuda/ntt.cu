@@ -170,17 +170,30 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
   const u32 cmask = (1u << log_c) - 1;
   const u32 c0 = blockIdx.x << log_c;
   const i32 c = static_cast<i32>(consts.v[it.limb]);
-  for (u32 e = threadIdx.x; e < tile; e += blockDim.x) {
-    u32 x = it.data[(static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask)];
-    if constexpr (!kInverse && kConst) x = mont_mul_c(x, c, it.m);
-    sm[e] = x;
+  // Columns are C = 2^log_c contiguous words per row (launch_ntt keeps log_c >= 2): 16-byte loads,
+  // unrolled so that a thread's loads are all in flight before the first shared store.
+  const auto row_ptr = [&](u32 e) {
+    return it.data + (static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask);
+  };
+#pragma unroll 4
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
+    uint4 v = *reinterpret_cast<const uint4*>(row_ptr(e));
+    if constexpr (!kInverse && kConst) {
+      v.x = mont_mul_c(v.x, c, it.m), v.y = mont_mul_c(v.y, c, it.m);
+      v.z = mont_mul_c(v.z, c, it.m), v.w = mont_mul_c(v.w, c, it.m);
+    }
+    *reinterpret_cast<uint4*>(sm + e) = v;
   }
   __syncthreads();
   tile_stages<kInverse, false, kRadixLog>(sm, it.tw, it.m, log_n1, log_c, 0, 0);
-  for (u32 e = threadIdx.x; e < tile; e += blockDim.x) {
-    u32 x = sm[e];
-    if constexpr (kInverse && kConst) x = mont_mul_c(x, c, it.m);
-    it.data[(static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask)] = x;
+#pragma unroll 4
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
+    uint4 v = *reinterpret_cast<const uint4*>(sm + e);
+    if constexpr (kInverse && kConst) {
+      v.x = mont_mul_c(v.x, c, it.m), v.y = mont_mul_c(v.y, c, it.m);
+      v.z = mont_mul_c(v.z, c, it.m), v.w = mont_mul_c(v.w, c, it.m);
+    }
+    *reinterpret_cast<uint4*>(row_ptr(e)) = v;
   }
 }
 
@@ -195,12 +208,191 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
   const u32 row0 = blockIdx.x << log_r;
   u32* base = it.data + (static_cast<std::size_t>(row0) << log_n2);
   // Rows are contiguous: 16-byte loads (tile >= 4 words, base 16-byte aligned when data is).
+#pragma unroll 4
   for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
     *reinterpret_cast<uint4*>(sm + e) = *reinterpret_cast<const uint4*>(base + e);
   __syncthreads();
   tile_stages<kInverse, true, kRadixLog>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
+#pragma unroll 4
   for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
     *reinterpret_cast<uint4*>(base + e) = *reinterpret_cast<const uint4*>(sm + e);
+}
+
+// ---- register-resident phases (N = 2^(4e)) ---------------------------------------------------
+// Each phase has L = 2e stages over sequences of 2^L words, split into two register passes of e
+// stages. A sequence is served by T = 2^e threads holding E = 2^e words each: pass A holds
+// positions p = t + T k (stages 0..e-1 pair k with k + E / 2^(j+1)), pass B positions p = E t + k
+// (stages e..2e-1, same pairing). A phase is: load pattern 1 from global straight into registers,
+// its e stages, one exchange through shared memory (one barrier), pattern 2's e stages, store to
+// global. The forward phase is A then B, the inverse B then A with Gentleman-Sande butterflies.
+//
+// The twiddle of phase-local stage s = s0 + j for group g is tw[2^(sbase + s) + (row << s) + g]
+// with g = (goff << j) + gi: goff = 0 in pass A (the group does not depend on t, so all threads
+// read the same words), goff = t in pass B.
+template <int kE, bool kInverse>
+__device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const i32* tw, const Modulus& m,
+                                           u32 sbase, u32 s0, u32 row, u32 goff) {
+  constexpr u32 E = 1u << kE;
+#pragma unroll
+  for (int jj = 0; jj < kE; ++jj) {
+    const int j = kInverse ? kE - 1 - jj : jj;
+    const u32 s = s0 + static_cast<u32>(j);
+    const u32 half = E >> (j + 1);
+    const i32* tws = tw + (1u << (sbase + s)) + (row << s) + (goff << j);
+#pragma unroll
+    for (u32 gi = 0; gi < (1u << j); ++gi) {
+      const i32 w = __ldg(tws + gi);
+#pragma unroll
+      for (u32 k = gi * 2 * half; k < gi * 2 * half + half; ++k) {
+        if constexpr (kInverse) {
+          const u32 a = x[k], b = x[k + half];
+          x[k] = add_mod(a, b, m.q);
+          x[k + half] = mont_mul_c(sub_mod(a, b, m.q), w, m);
+        } else {
+          const u32 a = x[k];
+          const u32 v = mont_mul_c(x[k + half], w, m);
+          x[k] = add_mod(a, v, m.q);
+          x[k + half] = sub_mod(a, v, m.q);
+        }
+      }
+    }
+  }
+}
+
+// Columns: a warp is 32 adjacent columns at one position p, so every global access is a full
+// 128-byte line and every shared access (sm[p * 32 + lane]) is conflict-free. 32 T threads.
+template <int kE, bool kInverse, bool kConst>
+__global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
+    ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
+                 const __grid_constant__ Basis basis, const __grid_constant__ LimbConsts consts) {
+  constexpr u32 E = 1u << kE, L = 2 * kE;
+  __shared__ u32 sm[32u << L];
+  const Item it = item_of(t, polys, basis, kInverse);
+  const u32 lane = threadIdx.x & 31, th = threadIdx.x >> 5;
+  const u32 log_n2 = t.log_n - L;
+  u32* col = it.data + blockIdx.x * 32 + lane;
+  const i32 c = static_cast<i32>(consts.v[it.limb]);
+  u32 x[E];
+  // Pattern A: p = th + E k; pattern B: p = E th + k (T = E).
+  const auto pa = [&](u32 k) { return th + E * k; };
+  const auto pb = [&](u32 k) { return E * th + k; };
+  if constexpr (!kInverse) {
+#pragma unroll
+    for (u32 k = 0; k < E; ++k) {
+      x[k] = col[static_cast<std::size_t>(pa(k)) << log_n2];
+      if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
+    }
+    reg_stages<kE, false>(x, it.tw, it.m, 0, 0, 0, 0);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      sm[pa(k) * 32 + lane] = x[k];
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = sm[pb(k) * 32 + lane];
+    reg_stages<kE, false>(x, it.tw, it.m, 0, kE, 0, th);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      col[static_cast<std::size_t>(pb(k)) << log_n2] = x[k];
+  } else {
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = col[static_cast<std::size_t>(pb(k)) << log_n2];
+    reg_stages<kE, true>(x, it.tw, it.m, 0, kE, 0, th);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      sm[pb(k) * 32 + lane] = x[k];
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = sm[pa(k) * 32 + lane];
+    reg_stages<kE, true>(x, it.tw, it.m, 0, 0, 0, 0);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k) {
+      if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
+      col[static_cast<std::size_t>(pa(k)) << log_n2] = x[k];
+    }
+  }
+}
+
+// Rows: 256 threads = 256 / E rows of 2^L contiguous words. Shared index r (2^L + E) + p + p / E:
+// the pattern-A store (p = t + E k) and the pattern-B load (p = E t + k) are a per-row E x E
+// transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches.
+template <int kE, bool kInverse>
+__global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
+    ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
+                 const __grid_constant__ Basis basis) {
+  constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
+  __shared__ u32 sm[kRows * kStride];
+  const Item it = item_of(t, polys, basis, kInverse);
+  const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
+  const u32 row = blockIdx.x * kRows + r;
+  const u32 n1 = t.log_n - L;
+  u32* rp = it.data + (static_cast<std::size_t>(row) << L);
+  u32* srow = sm + r * kStride;
+  const auto sidx = [](u32 p) { return p + (p >> kE); };
+  u32 x[E];
+  const auto load_b = [&] {
+#pragma unroll
+    for (u32 k = 0; k < E; k += 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(rp + E * th + k);
+      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+    }
+  };
+  if constexpr (!kInverse) {
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = rp[th + E * k];
+    reg_stages<kE, false>(x, it.tw, it.m, n1, 0, row, 0);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      srow[sidx(th + E * k)] = x[k];
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = srow[sidx(E * th + k)];
+    reg_stages<kE, false>(x, it.tw, it.m, n1, kE, row, th);
+#pragma unroll
+    for (u32 k = 0; k < E; k += 4)
+      *reinterpret_cast<uint4*>(rp + E * th + k) = make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
+  } else {
+    load_b();
+    reg_stages<kE, true>(x, it.tw, it.m, n1, kE, row, th);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      srow[sidx(E * th + k)] = x[k];
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = srow[sidx(th + E * k)];
+    reg_stages<kE, true>(x, it.tw, it.m, n1, 0, row, 0);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      rp[th + E * k] = x[k];
+  }
+}
+
+template <int kE>
+void run_reg(const RingTables& t, const PtrBatch& polys, const Basis& basis, bool has_consts,
+             const LimbConsts& c, bool inverse, u32 count, cudaStream_t s) {
+  constexpr u32 L = 2 * kE;
+  const u32 y = count * basis.size;
+  const dim3 grid_c(1u << (t.log_n - L - 5), y), grid_r((1u << L) / (256u >> kE), y);
+  const u32 threads_c = 32u << kE;
+  if (!inverse) {
+    if (has_consts)
+      ntt_cols_reg<kE, false, true><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
+    else
+      ntt_cols_reg<kE, false, false><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_rows_reg<kE, false><<<grid_r, 256, 0, s>>>(t, polys, basis);
+    THEO_CUDA_CHECK_LAUNCH();
+  } else {
+    ntt_rows_reg<kE, true><<<grid_r, 256, 0, s>>>(t, polys, basis);
+    THEO_CUDA_CHECK_LAUNCH();
+    ntt_cols_reg<kE, true, true><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
+    THEO_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <int kR>
@@ -230,10 +422,20 @@ void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys
                 const Basis& basis, const LimbConsts* consts, bool inverse, cudaStream_t s) {
   if (count == 0 || basis.size == 0) return;
   const u32 log_n = t.log_n;
+  if (cfg.fast && (log_n == 12 || log_n == 16) && (cfg.log_n1 == 0 || cfg.log_n1 == log_n / 2)) {
+    static const LimbConsts kNoConsts{};
+    const LimbConsts& lc = consts ? *consts : kNoConsts;
+    if (log_n == 16)
+      run_reg<4>(t, polys, basis, consts != nullptr, lc, inverse, count, s);
+    else
+      run_reg<3>(t, polys, basis, consts != nullptr, lc, inverse, count, s);
+    return;
+  }
   const u32 log_n1 = cfg.log_n1 ? std::min(cfg.log_n1, log_n - 2) : log_n / 2;
   const u32 log_n2 = log_n - log_n1;
-  // The tile holds at least one whole column set and one whole row, and at most the polynomial.
-  const u32 tile_log = std::min(log_n, std::max({cfg.tile_log, log_n1 + 1, log_n2 + 2}));
+  // The tile holds at least 4 whole columns (16-byte row pieces) and 4 whole rows, and at most the
+  // polynomial.
+  const u32 tile_log = std::min(log_n, std::max({cfg.tile_log, log_n1 + 2, log_n2 + 2}));
   const u32 log_c = tile_log - log_n1;
   const u32 log_r = tile_log - log_n2;
   const u32 threads = std::max(32u, std::min({cfg.threads, 512u, 1u << (tile_log - 1)}));

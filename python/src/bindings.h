@@ -1,0 +1,514 @@
+#pragma once
+// Shared by the translation units of theodosian._core: the Python-side wrapper types (each holds
+// the C++ object plus the Session that keeps its Context alive) and conversion helpers.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "theo/math/prime_system.h"
+#include "theo/ring/automorphism.h"
+#include "theo/theodosian.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace theopy {
+
+using theo::u32;
+using theo::u64;
+using Cplx = std::complex<double>;
+
+// ---- shared state ------------------------------------------------------------------------------
+
+struct Session {
+  explicit Session(theo::ContextPtr c) : ctx(std::move(c)), encoder(ctx), evaluator(ctx) {}
+  theo::ContextPtr ctx;
+  theo::Encoder encoder;
+  theo::Evaluator evaluator;
+  // Evaluation keys attached to the Context (read and written with the GIL held).
+  std::shared_ptr<const theo::RelinKey> relin_key;
+  std::shared_ptr<const theo::GaloisKeys> galois_keys;
+};
+using SessionPtr = std::shared_ptr<Session>;
+
+struct WContext {
+  SessionPtr s;
+};
+
+struct WPlaintext {
+  SessionPtr s;
+  theo::Plaintext pt;
+  bool real = false;  // encoded from real values (decode() then returns float64)
+};
+
+struct WCiphertext {
+  SessionPtr s;
+  theo::Ciphertext ct;
+  bool real = false;  // the slots are known to hold real values
+};
+
+struct WSecretKey {
+  SessionPtr s;
+  std::shared_ptr<const theo::SecretKey> k;
+};
+struct WPublicKey {
+  SessionPtr s;
+  std::shared_ptr<const theo::PublicKey> k;
+};
+struct WRelinKey {
+  SessionPtr s;
+  std::shared_ptr<const theo::RelinKey> k;
+};
+struct WGaloisKeys {
+  SessionPtr s;
+  std::shared_ptr<theo::GaloisKeys> k;
+};
+
+struct WEncoder {
+  SessionPtr s;
+};
+
+struct WKeyGenerator {
+  SessionPtr s;
+  std::unique_ptr<theo::KeyGenerator> kg;
+  std::mutex mu;
+};
+
+struct WEncryptor {
+  SessionPtr s;
+  std::shared_ptr<const theo::PublicKey> pk;
+  std::shared_ptr<const theo::SecretKey> sk;
+  std::unique_ptr<theo::Encryptor> enc;
+  std::mutex mu;
+};
+
+struct WDecryptor {
+  SessionPtr s;
+  std::shared_ptr<const theo::SecretKey> sk;
+  std::unique_ptr<theo::Decryptor> dec;
+};
+
+struct WEvaluator {
+  SessionPtr s;
+  std::shared_ptr<const theo::RelinKey> relin_key;
+  std::shared_ptr<const theo::GaloisKeys> galois_keys;
+};
+
+// ---- helpers -----------------------------------------------------------------------------------
+
+[[noreturn]] inline void throw_parameter(const std::string& msg) {
+  throw theo::ParameterError(msg);
+}
+
+inline theo::Prng::Seed to_seed(nb::handle obj, const char* what) {
+  theo::Prng::Seed seed{};
+  if (nb::isinstance<nb::bytes>(obj)) {
+    const auto b = nb::borrow<nb::bytes>(obj);
+    if (b.size() != seed.size()) {
+      throw_parameter(std::string(what) + ": a seed of bytes must be 32 bytes long (got " +
+                      std::to_string(b.size()) + ")");
+    }
+    std::memcpy(seed.data(), b.c_str(), seed.size());
+    return seed;
+  }
+  if (PyLong_Check(obj.ptr())) {
+    nb::object v = nb::borrow(obj);
+    nb::int_ zero(0);
+    if (PyObject_RichCompareBool(v.ptr(), zero.ptr(), Py_LT) == 1)
+      throw_parameter(std::string(what) + ": seed must be >= 0");
+    nb::object b;
+    try {
+      b = v.attr("to_bytes")(32, "little");
+    } catch (const nb::python_error&) {
+      throw_parameter(std::string(what) + ": an integer seed must be below 2**256");
+    }
+    std::memcpy(seed.data(), nb::borrow<nb::bytes>(b).c_str(), seed.size());
+    return seed;
+  }
+  throw nb::type_error((std::string(what) + ": seed must be bytes (32), an int or None").c_str());
+}
+
+// Slot values from any array-like: float64 or complex128, one dimension, C-contiguous. A float64
+// or complex128 contiguous numpy array is used in place (no copy).
+struct Values {
+  nb::object keep;
+  bool is_complex = false;
+  std::span<const double> re;
+  std::span<const Cplx> cx;
+};
+
+inline Values to_values(nb::handle obj) {
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object a = np.attr("asarray")(obj);
+  if (nb::cast<std::string>(a.attr("dtype").attr("kind")) == "O") {
+    throw nb::type_error("slot values must be numbers (a float or complex array-like)");
+  }
+  Values v;
+  v.is_complex = nb::cast<bool>(np.attr("iscomplexobj")(a));
+  a = np.attr("ascontiguousarray")(a, "dtype"_a = v.is_complex ? "complex128" : "float64");
+  const auto ndim = nb::cast<std::size_t>(a.attr("ndim"));
+  if (ndim == 0) {
+    a = a.attr("reshape")(1);
+  } else if (ndim != 1) {
+    throw nb::value_error(
+        ("slot values must be one-dimensional (got " + std::to_string(ndim) + " dimensions)")
+            .c_str());
+  }
+  v.keep = a;
+  if (v.is_complex) {
+    auto arr = nb::cast<nb::ndarray<const Cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(a);
+    v.cx = std::span<const Cplx>(arr.data(), arr.shape(0));
+  } else {
+    auto arr = nb::cast<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(a);
+    v.re = std::span<const double>(arr.data(), arr.shape(0));
+  }
+  return v;
+}
+
+template <typename T>
+inline nb::object to_numpy(std::vector<T>&& values) {
+  auto* heap = new std::vector<T>(std::move(values));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  const std::size_t size = heap->size();
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {size}, owner));
+}
+
+inline nb::object decode_to_numpy(const Session& s, const theo::Plaintext& pt, bool real) {
+  if (real) {
+    std::vector<double> out;
+    {
+      nb::gil_scoped_release release;
+      out = s.encoder.decode_real(pt);
+    }
+    return to_numpy(std::move(out));
+  }
+  std::vector<Cplx> out;
+  {
+    nb::gil_scoped_release release;
+    out = s.encoder.decode(pt);
+  }
+  return to_numpy(std::move(out));
+}
+
+inline WPlaintext encode_values(const SessionPtr& s, nb::handle values, std::optional<u32> level,
+                                std::optional<double> scale) {
+  Values v = to_values(values);
+  const u32 lvl = level.value_or(s->ctx->default_encryption_level());
+  std::optional<long double> sc;
+  if (scale) sc = static_cast<long double>(*scale);
+  theo::Plaintext pt;
+  {
+    nb::gil_scoped_release release;
+    pt = v.is_complex ? s->encoder.encode(v.cx, lvl, sc) : s->encoder.encode(v.re, lvl, sc);
+  }
+  return WPlaintext{s, std::move(pt), !v.is_complex};
+}
+
+// Evaluation keys: the explicit argument, else the Evaluator's, else the Context's.
+inline std::shared_ptr<const theo::RelinKey> pick_relin(const SessionPtr& s, const WEvaluator* ev,
+                                                        const WRelinKey* given, const char* op) {
+  if (given) return given->k;
+  if (ev && ev->relin_key) return ev->relin_key;
+  if (s->relin_key) return s->relin_key;
+  throw theo::MissingKeyError(std::string(op) +
+                              ": no relinearization key (pass relin_key=..., create the Evaluator "
+                              "with relin_key=..., or set context.relin_key)");
+}
+
+inline std::shared_ptr<const theo::GaloisKeys> pick_galois(const SessionPtr& s,
+                                                           const WEvaluator* ev,
+                                                           const WGaloisKeys* given,
+                                                           const char* op) {
+  if (given) return given->k;
+  if (ev && ev->galois_keys) return ev->galois_keys;
+  if (s->galois_keys) return s->galois_keys;
+  throw theo::MissingKeyError(std::string(op) +
+                              ": no Galois keys (pass galois_keys=..., create the Evaluator with "
+                              "galois_keys=..., or set context.galois_keys)");
+}
+
+inline std::string fmt_scale(long double scale) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "2^%.4f", static_cast<double>(std::log2(scale)));
+  return buf;
+}
+
+// Runs f with the GIL released and wraps the resulting C++ Ciphertext.
+template <typename F>
+inline WCiphertext run_ct(const SessionPtr& s, bool real, F&& f) {
+  theo::Ciphertext out;
+  {
+    nb::gil_scoped_release release;
+    out = f();
+  }
+  return WCiphertext{s, std::move(out), real};
+}
+
+template <typename F>
+inline void run_void(F&& f) {
+  nb::gil_scoped_release release;
+  f();
+}
+
+inline bool is_scalar(nb::handle h) {
+  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyComplex_Check(h.ptr())) return true;
+  nb::object numbers = nb::module_::import_("numbers");
+  return nb::isinstance(h, numbers.attr("Number"));
+}
+inline bool is_integer(nb::handle h) {
+  if (PyBool_Check(h.ptr())) return false;
+  if (PyLong_Check(h.ptr())) return true;
+  nb::object numbers = nb::module_::import_("numbers");
+  return nb::isinstance(h, numbers.attr("Integral"));
+}
+inline Cplx to_cplx(nb::handle h) {
+  const Py_complex c = PyComplex_AsCComplex(h.ptr());
+  if (c.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return {c.real, c.imag};
+}
+
+inline nb::object not_implemented() {
+  return nb::borrow(Py_NotImplemented);
+}
+
+// ---- Ciphertext operators -------------------------------------------------------------------
+// +, -: with a Ciphertext, a Plaintext, a scalar or an array (encoded at the ciphertext's level and
+// scale). *: a Ciphertext (relinearized with context.relin_key), a Plaintext, a float/complex
+// scalar or an array, followed by one rescale; an int multiplies exactly without using a level.
+
+enum class Op { kAdd, kSub, kRSub, kMul };
+
+inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
+  const SessionPtr& s = a.s;
+  const theo::Evaluator& ev = s->evaluator;
+  if (nb::isinstance<WCiphertext>(other)) {
+    auto& b = nb::cast<WCiphertext&>(other);
+    const bool real = a.real && b.real;
+    switch (op) {
+      case Op::kAdd:
+        return nb::cast(run_ct(s, real, [&] { return ev.add(a.ct, b.ct); }));
+      case Op::kSub:
+        return nb::cast(run_ct(s, real, [&] { return ev.sub(a.ct, b.ct); }));
+      case Op::kRSub:
+        return nb::cast(run_ct(s, real, [&] { return ev.sub(b.ct, a.ct); }));
+      case Op::kMul: {
+        auto rlk = pick_relin(s, nullptr, nullptr, "ciphertext * ciphertext");
+        return nb::cast(
+            run_ct(s, real, [&] { return ev.multiply_relin_rescale(a.ct, b.ct, *rlk); }));
+      }
+    }
+  }
+  if (nb::isinstance<WPlaintext>(other)) {
+    auto& b = nb::cast<WPlaintext&>(other);
+    const bool real = a.real && b.real;
+    switch (op) {
+      case Op::kAdd:
+        return nb::cast(run_ct(s, real, [&] { return ev.add_plain(a.ct, b.pt); }));
+      case Op::kSub:
+        return nb::cast(run_ct(s, real, [&] { return ev.sub_plain(a.ct, b.pt); }));
+      case Op::kRSub:
+        return nb::cast(run_ct(s, real, [&] {
+          theo::Ciphertext t = ev.negate(a.ct);
+          ev.add_plain_inplace(t, b.pt);
+          return t;
+        }));
+      case Op::kMul:
+        return nb::cast(run_ct(s, real, [&] {
+          theo::Ciphertext t = ev.multiply_plain(a.ct, b.pt);
+          ev.rescale_inplace(t);
+          return t;
+        }));
+    }
+  }
+  if (is_scalar(other)) {
+    if (op == Op::kMul && is_integer(other)) {
+      const auto k = nb::cast<theo::i64>(other);
+      return nb::cast(run_ct(s, a.real, [&] { return ev.multiply_integer(a.ct, k); }));
+    }
+    const Cplx c = to_cplx(other);
+    const bool real = a.real && c.imag() == 0.0;
+    switch (op) {
+      case Op::kAdd:
+        return nb::cast(run_ct(s, real, [&] { return ev.add_const(a.ct, c); }));
+      case Op::kSub:
+        return nb::cast(run_ct(s, real, [&] { return ev.add_const(a.ct, -c); }));
+      case Op::kRSub:
+        return nb::cast(run_ct(s, real, [&] {
+          theo::Ciphertext t = ev.negate(a.ct);
+          ev.add_const_inplace(t, c);
+          return t;
+        }));
+      case Op::kMul:
+        return nb::cast(run_ct(s, real, [&] {
+          theo::Ciphertext t = ev.multiply_const(a.ct, c);
+          ev.rescale_inplace(t);
+          return t;
+        }));
+    }
+  }
+  // Array-like: encode at the ciphertext's level (and its scale for + and -).
+  Values v;
+  try {
+    v = to_values(other);
+  } catch (const nb::python_error&) {
+    return not_implemented();
+  } catch (const nb::builtin_exception&) {
+    return not_implemented();
+  }
+  const bool real = a.real && !v.is_complex;
+  return nb::cast(run_ct(s, real, [&] {
+    const u32 level = a.ct.level();
+    std::optional<long double> scale;
+    if (op != Op::kMul) scale = a.ct.scale();
+    theo::Plaintext pt = v.is_complex ? s->encoder.encode(v.cx, level, scale)
+                                      : s->encoder.encode(v.re, level, scale);
+    switch (op) {
+      case Op::kAdd:
+        return ev.add_plain(a.ct, pt);
+      case Op::kSub:
+        return ev.sub_plain(a.ct, pt);
+      case Op::kRSub: {
+        theo::Ciphertext t = ev.negate(a.ct);
+        ev.add_plain_inplace(t, pt);
+        return t;
+      }
+      case Op::kMul:
+      default: {
+        theo::Ciphertext t = ev.multiply_plain(a.ct, pt);
+        ev.rescale_inplace(t);
+        return t;
+      }
+    }
+  }));
+}
+
+inline WCiphertext ct_rotate(const WCiphertext& a, int r) {
+  auto gk = pick_galois(a.s, nullptr, nullptr, "rotate");
+  return run_ct(a.s, a.real, [&] { return a.s->evaluator.rotate(a.ct, r, *gk); });
+}
+
+// Galois keys one element at a time (same keys as one create_galois_keys call), with an optional
+// progress bar and Ctrl-C checks between keys.
+inline void add_galois_elements(WKeyGenerator& self, const WSecretKey& sk,
+                                const std::vector<u32>& elements, theo::GaloisKeys& keys,
+                                std::optional<bool> progress) {
+  bool show = false;
+  if (progress.has_value()) {
+    show = *progress;
+  } else if (elements.size() >= 8) {
+    nb::object err = nb::module_::import_("sys").attr("stderr");
+    try {
+      show = !err.is_none() && nb::cast<bool>(err.attr("isatty")());
+    } catch (const nb::python_error&) {
+      show = false;
+    }
+  }
+  nb::object bar = nb::none();
+  if (show) {
+    bar = nb::module_::import_("theodosian._progress")
+              .attr("make_bar")(elements.size(), "Galois keys");
+  }
+  try {
+    for (const u32 g : elements) {
+      {
+        nb::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(self.mu);
+        self.kg->add_galois_keys(*sk.k, std::span<const u32>(&g, 1), keys);
+      }
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      if (!bar.is_none()) bar.attr("update")(1);
+    }
+  } catch (...) {
+    if (!bar.is_none()) {
+      try {
+        bar.attr("close")();
+      } catch (...) {  // keep the original exception
+      }
+    }
+    throw;
+  }
+  if (!bar.is_none()) bar.attr("close")();
+}
+
+inline theo::BackendChoice parse_backend(const std::string& name) {
+  if (name == "auto") return theo::BackendChoice::kAuto;
+  if (name == "cpu") return theo::BackendChoice::kCpu;
+  if (name == "cuda" || name == "gpu") return theo::BackendChoice::kCuda;
+  throw_parameter("backend must be \"auto\", \"cpu\" or \"cuda\" (got \"" + name + "\")");
+}
+
+inline theo::ParameterSet params_from(nb::handle obj) {
+  if (nb::isinstance<theo::ParameterSet>(obj)) return nb::cast<theo::ParameterSet>(obj);
+  nb::object os = nb::module_::import_("os");
+  if (nb::isinstance<nb::str>(obj) || nb::hasattr(obj, "__fspath__")) {
+    const auto text = nb::cast<std::string>(os.attr("fspath")(obj));
+    const bool looks_like_path = text.find('/') != std::string::npos ||
+                                 text.find('\\') != std::string::npos ||
+                                 (text.size() > 5 && text.ends_with(".json"));
+    if (looks_like_path) return theo::load_parameter_file(text);
+    return theo::load_preset(text);
+  }
+  throw nb::type_error("params must be a Parameters, a preset name or a path to a JSON file");
+}
+
+inline void register_exceptions(nb::module_& m) {
+  nb::module_ errors = nb::module_::import_("theodosian._errors");
+  const char* names[] = {"Error",        "ParameterError",   "SecurityError",
+                         "LevelError",   "ScaleError",       "MissingKeyError",
+                         "ContextError", "OutOfMemoryError", "BackendError"};
+  for (const char* name : names)
+    m.attr(name) = errors.attr(name);
+  // Never released: the translator may run until interpreter shutdown.
+  static PyObject* cls[9];
+  for (int i = 0; i < 9; ++i)
+    cls[i] = errors.attr(names[i]).inc_ref().ptr();
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const theo::SecurityError& e) {
+      PyErr_SetString(cls[2], e.what());
+    } catch (const theo::ParameterError& e) {
+      PyErr_SetString(cls[1], e.what());
+    } catch (const theo::LevelError& e) {
+      PyErr_SetString(cls[3], e.what());
+    } catch (const theo::ScaleError& e) {
+      PyErr_SetString(cls[4], e.what());
+    } catch (const theo::MissingKeyError& e) {
+      PyErr_SetString(cls[5], e.what());
+    } catch (const theo::ContextError& e) {
+      PyErr_SetString(cls[6], e.what());
+    } catch (const theo::OutOfMemoryError& e) {
+      PyErr_SetString(cls[7], e.what());
+    } catch (const theo::BackendError& e) {
+      PyErr_SetString(cls[8], e.what());
+    } catch (const theo::Error& e) {
+      PyErr_SetString(cls[0], e.what());
+    }
+  });
+}
+
+// Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
+// EvalMod and bootstrapping.
+void bind_circuits(nb::module_& m);
+
+}  // namespace theopy
