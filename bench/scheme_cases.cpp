@@ -24,7 +24,7 @@ namespace theo::bench {
 namespace {
 
 constexpr int kRotation = 1234;  // the anchor's HRot
-constexpr int kHoisted = 8;      // rotations 1..8 share one ModUp
+constexpr int kHoistedRots = 8;  // rotations 1..8 share one ModUp
 
 struct SchemeEnv {
   ContextPtr ctx;
@@ -48,7 +48,7 @@ SchemeEnv& scheme_env(BackendKind kind) {
   e.pk = std::make_unique<PublicKey>(kg.create_public_key(sk));
   e.rlk = std::make_unique<RelinKey>(kg.create_relin_key(sk));
   std::vector<int> rots{kRotation};
-  for (int r = 1; r <= kHoisted; ++r)
+  for (int r = 1; r <= kHoistedRots; ++r)
     rots.push_back(r);
   e.gk = std::make_unique<GaloisKeys>(kg.create_galois_keys(sk, rots));
   e.ev = std::make_unique<Evaluator>(e.ctx);
@@ -146,14 +146,14 @@ PreparedCase scheme_case(CaseEnv& env, Op op) {
       c.run = [&ev, &be, ops, &se] {
         static const std::vector<int> rots = [] {
           std::vector<int> v;
-          for (int r = 1; r <= kHoisted; ++r)
+          for (int r = 1; r <= kHoistedRots; ++r)
             v.push_back(r);
           return v;
         }();
         const auto r = ev.rotate_hoisted(ops->a, rots, *se.gk);
         be.synchronize();
       };
-      words = ct + kHoisted * (ct + key);
+      words = ct + kHoistedRots * (ct + key);
       break;
     case Op::kKeySwitch: {
       struct Out {

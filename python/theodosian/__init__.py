@@ -42,6 +42,33 @@ from ._errors import (
     SecurityError,
 )
 
+
+
+def _locate_core() -> None:
+    """Source checkout on sys.path (e.g. PYTHONPATH=python/) without a built extension next to
+    this file: use the extension of another theodosian package further on sys.path (a build's
+    <build>/python/theodosian or an installed one)."""
+    import importlib.machinery
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def has_core(folder: str) -> bool:
+        return any(os.path.exists(os.path.join(folder, "_core" + s))
+                   for s in importlib.machinery.EXTENSION_SUFFIXES)
+
+    if has_core(here):
+        return
+    for entry in sys.path:
+        candidate = os.path.join(os.path.abspath(entry or os.curdir), "theodosian")
+        if candidate != here and has_core(candidate):
+            __path__.append(candidate)
+            return
+
+
+_locate_core()
+
 try:
     from . import _core
 except ImportError as _exc:  # pragma: no cover - only without a built extension

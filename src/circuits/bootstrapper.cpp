@@ -75,6 +75,7 @@ struct Bootstrapper::Impl {
   std::vector<LinearTransform> cts, stc;
   std::optional<EvalMod> mod;
   std::vector<int> subsum_rotations;
+  i64 gain = 1;  // EvalMod output gain
 };
 
 Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapConfig& config)
@@ -161,7 +162,13 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   }
   // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
   // of sin(2 pi x).
-  const long double stc_scale = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
+  // Most of that factor is applied instead as EvalMod's integer gain (a power of two), so that
+  // SlotToCoeff starts from values of about the message's size rather than 2^-log(q0/Delta_0).
+  const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
+  m.gain = 1;
+  while (2 * m.gain <= stc_total && m.gain < (i64{1} << 40))
+    m.gain *= 2;
+  const long double stc_scale = stc_total / static_cast<long double>(m.gain);
   const auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, static_cast<double>(stc_scale));
   for (u32 i = 0; i < stc.size(); ++i) {
     m.stc.emplace_back(m.encoder, stc[i], after_mod - i, std::nullopt, lt_opts);
@@ -295,8 +302,8 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingK
   // (w - conj w) = 2i Im w; times X^(3N/2) = -i.
   Ciphertext im = m.ev.multiply_monomial(m.ev.sub(w, wc), 3 * half);
   const PolynomialEvaluator pe(m.ev, keys.relin);
-  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re);
-  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im);
+  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re, m.gain);
+  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im, m.gain);
   m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
   Ciphertext out = slot_to_coeff(mre, keys.galois);
   out.set_slots(slots_);
@@ -316,7 +323,7 @@ std::string Bootstrapper::describe() const {
      << m.top - m.cts_levels - e.depth() << " -> SlotToCoeff .." << output_level_ << "\n"
      << "EvalMod: K " << e.k_bound << ", cosine degree " << e.degree << ", double angles "
      << e.double_angles << ", arcsine degree " << e.arcsine_degree << ", depth " << e.depth()
-     << ", model error 2^" << std::log2(e.estimated_error) << "\n"
+     << ", model error 2^" << std::log2(e.estimated_error) << ", output gain " << m.gain << "\n"
      << "keys: " << rotations().size() << " rotations + conjugation"
      << (m.config.min_keys ? " (min-keys mode)" : "") << "\n";
   return os.str();

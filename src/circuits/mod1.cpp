@@ -138,18 +138,26 @@ double EvalMod::reference(double y) const {
 }
 
 Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
-                             const RelinKey& rlk, const Ciphertext& ct) const {
+                             const RelinKey& rlk, const Ciphertext& ct, i64 gain) const {
   if (ct.level() < params_.depth()) {
     throw LevelError("EvalMod: needs " + std::to_string(params_.depth()) +
                      " levels, the input is at level " + std::to_string(ct.level()));
   }
   Ciphertext c = pe.evaluate(ct, cos_);
-  for (u32 j = 0; j < params_.double_angles; ++j) {
-    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2);
-    ev.add_const_inplace(sq, -1.0);
+  const u32 r = params_.double_angles;
+  for (u32 j = 0; j < r; ++j) {
+    const i64 g = (j + 1 == r && !params_.arcsine_degree) ? gain : 1;
+    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2 * g);
+    ev.add_const_inplace(sq, -static_cast<double>(g));
     c = ev.rescale(sq);
   }
-  if (params_.arcsine_degree) c = pe.evaluate(c, arcsine_);
+  if (params_.arcsine_degree) {
+    ChebyshevSeries a = arcsine_;
+    for (double& x : a.coeffs)
+      x *= static_cast<double>(gain);
+    return pe.evaluate(c, a);
+  }
+  if (r == 0 && gain != 1) c = ev.multiply_integer(c, gain);
   return c;
 }
 

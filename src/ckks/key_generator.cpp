@@ -45,7 +45,9 @@ SecretKey KeyGenerator::create_secret_key_with_weight(u32 hamming_weight) {
 PublicKey KeyGenerator::create_public_key(const SecretKey& sk) {
   detail::require_usable(*ctx_, sk, "create_public_key: secret key");
   Backend& be = ctx_->backend();
-  const Basis q_basis = ctx_->q_max_basis();
+  // Over Q_max u P: encryption works at Q_l u P and divides by P (see Encryptor), which shrinks
+  // the v*e term of fresh ciphertexts to the rounding noise of one ModDown.
+  const Basis q_basis = ctx_->key_basis();
   RnsPoly a = detail::sample_uniform(*ctx_, prng_, q_basis);
   const std::vector<i32> e = sample_gaussian(prng_, ctx_->n());
   RnsPoly b = detail::small_poly_ntt(*ctx_, e, q_basis);

@@ -100,6 +100,17 @@ int main(int argc, char** argv) {
     report("intt", log_n, L, "", tm.median_us([&] { G.intt(one); }), 2 * poly_bytes);
     const std::vector<PolyRef> two{x.ref(), y.ref()};
     report("ntt", log_n, L, ",\"batch\":2", tm.median_us([&] { G.ntt(two); }), 4 * poly_bytes);
+    {
+      // The shared-memory tile kernels (before the register-resident ones), for before/after.
+      cuda::Tuning t;
+      t.ntt.fast = 0;
+      cuda::set_tuning(G, t);
+      report("ntt", log_n, L, ",\"kernels\":\"tile\"", tm.median_us([&] { G.ntt(one); }),
+             2 * poly_bytes);
+      report("intt", log_n, L, ",\"kernels\":\"tile\"", tm.median_us([&] { G.intt(one); }),
+             2 * poly_bytes);
+      cuda::set_tuning(G, cuda::Tuning{});
+    }
     if (sweep) {
       for (u32 radix : {3u, 4u})
         for (u32 tile : {11u, 12u, 13u})
@@ -164,6 +175,9 @@ int main(int argc, char** argv) {
              tm.median_us([&] { G.bconv(*down, x.cref(), ab.ref()); }), 4.0 * n * (12 + L));
       report("bconv_matmul", log_n, L, ",\"src\":" + std::to_string(L) + ",\"dst\":12",
              tm.median_us([&] { G.bconv_matmul(*down, x.cref(), ab.ref()); }), 4.0 * n * (12 + L));
+      const auto down_exact = G.make_bconv(b, aux, true);
+      report("bconv_exact", log_n, L, ",\"src\":" + std::to_string(L) + ",\"dst\":12",
+             tm.median_us([&] { G.bconv(*down_exact, x.cref(), ab.ref()); }), 4.0 * n * (12 + L));
       if (sweep) {
         for (u32 tile : {4u, 8u, 16u})
           for (u32 th : {128u, 256u}) {

@@ -42,8 +42,11 @@ class EvalMod {
   // ct: real slots y = x / K at the default scale of its level. Returns sin(2 pi x) (or, with the
   // arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level ct.level() - depth(), default
   // scale.
+  // `gain` (an integer) multiplies the result for free inside the last double angle (2g c^2 - g)
+  // or the arcsine's coefficients: the integer signal leaving EvalMod then stays far above the
+  // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
-                      const Ciphertext& ct) const;
+                      const Ciphertext& ct, i64 gain = 1) const;
   // Plaintext reference of the same computation.
   double reference(double y) const;
 
