@@ -45,7 +45,7 @@ TEST_P(Precision, EncryptDecrypt) {
   Env& e = env();
   const auto x = random_slots(e.ctx->max_slots());
   const u32 top = e.ctx->default_encryption_level();
-  EXPECT_LT(report("encrypt/decrypt (pk)", log_n(), e.decrypt(e.encrypt(x, top)), x), -20);
+  EXPECT_LT(report("encrypt/decrypt (pk)", log_n(), e.decrypt(e.encrypt(x, top)), x), -23);
   Encryptor sym(e.ctx, e.sk);
   EXPECT_LT(
       report("encrypt/decrypt (sk)", log_n(), e.decrypt(sym.encrypt(e.encoder.encode(x, top))), x),
@@ -157,8 +157,11 @@ void check_rotations(Env& e, u32 log_n, long double scale, double bound) {
 }
 
 TEST_P(Precision, RotationsConjugationHoisted) {
+  // At Delta = 2^40 a key switch leaves its ModDown rounding times the dense secret (h = N/2):
+  // ~2^-26.5 at N = 2^13, growing by half a bit per doubling of N and of h; 2^-25 holds up to
+  // N = 2^14, and N = 2^15 measures about 2^-24.6.
   check_rotations(env(), log_n(), env().ctx->default_scale(env().ctx->default_encryption_level()),
-                  -20);
+                  log_n() <= 14 ? -25 : -24);
   check_rotations(env(), log_n(), 0x1p50L, -25);
 }
 

@@ -35,7 +35,8 @@ struct Modulus {
 // q^-1 mod 2^32 by Newton iteration (q odd).
 constexpr u32 inverse_mod_2_32(u32 q) {
   u32 x = q;  // correct to 3 bits for odd q
-  for (int i = 0; i < 5; ++i) x *= 2u - q * x;
+  for (int i = 0; i < 5; ++i)
+    x *= 2u - q * x;
   return x;
 }
 
@@ -56,25 +57,39 @@ THEO_HD i32 smr(i64 x, u32 q, i32 qinv) {
   const i32 z = static_cast<i32>(xlo * static_cast<u32>(qinv));
   return xhi - mulhi_s32(z, static_cast<i32>(q));
 }
-THEO_HD i32 smr(i64 x, const Modulus& m) { return smr(x, m.q, m.qinv); }
+THEO_HD i32 smr(i64 x, const Modulus& m) {
+  return smr(x, m.q, m.qinv);
+}
 
 // (-q, q) -> [0, q)
-THEO_HD u32 canon(i32 y, u32 q) { return static_cast<u32>(y) + ((y < 0) ? q : 0u); }
+THEO_HD u32 canon(i32 y, u32 q) {
+  return static_cast<u32>(y) + ((y < 0) ? q : 0u);
+}
 
 // [0, 2q) -> [0, q)
-THEO_HD u32 reduce_once(u32 x, u32 q) { return x >= q ? x - q : x; }
+THEO_HD u32 reduce_once(u32 x, u32 q) {
+  return x >= q ? x - q : x;
+}
 
 // Centered representative of a canonical residue: [0, q) -> (-q/2, q/2].
 THEO_HD i32 center(u32 x, u32 q) {
   return static_cast<i32>(x) - ((x > (q >> 1)) ? static_cast<i32>(q) : 0);
 }
 
-THEO_HD u32 add_mod(u32 a, u32 b, u32 q) { return reduce_once(a + b, q); }
-THEO_HD u32 sub_mod(u32 a, u32 b, u32 q) { return a >= b ? a - b : a + q - b; }
-THEO_HD u32 neg_mod(u32 a, u32 q) { return a == 0 ? 0u : q - a; }
+THEO_HD u32 add_mod(u32 a, u32 b, u32 q) {
+  return reduce_once(a + b, q);
+}
+THEO_HD u32 sub_mod(u32 a, u32 b, u32 q) {
+  return a >= b ? a - b : a + q - b;
+}
+THEO_HD u32 neg_mod(u32 a, u32 q) {
+  return a == 0 ? 0u : q - a;
+}
 
 // a * b * 2^-32 mod q, canonical. a, b in [0, q) (or any signed values with |a*b| < q*2^31).
-THEO_HD u32 mont_mul(i64 a, i64 b, const Modulus& m) { return canon(smr(a * b, m), m.q); }
+THEO_HD u32 mont_mul(i64 a, i64 b, const Modulus& m) {
+  return canon(smr(a * b, m), m.q);
+}
 
 // a * b mod q for canonical a, b: two reductions (the second folds in 2^64 mod q).
 THEO_HD u32 mul_mod(u32 a, u32 b, const Modulus& m) {
@@ -86,7 +101,9 @@ THEO_HD u32 mul_mod(u32 a, u32 b, const Modulus& m) {
 THEO_HD u32 to_mont(u32 c, const Modulus& m) {
   return canon(smr(static_cast<i64>(c) * m.r2_mod, m), m.q);
 }
-THEO_HD u32 from_mont(u32 c, const Modulus& m) { return canon(smr(static_cast<i64>(c), m), m.q); }
+THEO_HD u32 from_mont(u32 c, const Modulus& m) {
+  return canon(smr(static_cast<i64>(c), m), m.q);
+}
 
 // Shoup multiplication by a fixed constant w: w_shoup = floor(w * 2^32 / q). Result in [0, q).
 struct ShoupConst {
@@ -121,6 +138,8 @@ constexpr u32 pow_mod(u32 base, u64 e, u32 q) {
   return static_cast<u32>(r);
 }
 // Inverse modulo a prime q (Fermat). inv_mod(0) is 0.
-constexpr u32 inv_mod(u32 a, u32 q) { return pow_mod(a, q - 2, q); }
+constexpr u32 inv_mod(u32 a, u32 q) {
+  return pow_mod(a, q - 2, q);
+}
 
 }  // namespace theo

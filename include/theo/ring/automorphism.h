@@ -42,6 +42,8 @@ inline u32 galois_element_for_rotation(i64 r, u32 log_n) {
 }
 
 // Galois element of complex conjugation: 2N - 1.
-inline u32 galois_element_for_conjugation(u32 log_n) { return (2u << log_n) - 1u; }
+inline u32 galois_element_for_conjugation(u32 log_n) {
+  return (2u << log_n) - 1u;
+}
 
 }  // namespace theo

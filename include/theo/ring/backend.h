@@ -17,7 +17,8 @@
 //        t_j = center([x_j * (Q/s_j)^-1]_{s_j})                in (-s_j/2, s_j/2]
 //        y_i = [ sum_j t_j * [Q/s_j]_{d_i} ]_{d_i}              canonical
 //    The sum is exact (no intermediate rounding), so the result is a function of x alone:
-//    y = x + e*Q mod d_i with |e| <= |S|/2. bconv_matmul performs only the second line on input
+//    y = x + e*Q mod d_i with |e| <= |S|/2 for
+//    the centered x in (-Q/2, Q/2]. bconv_matmul performs only the second line on input
 //    that already holds [x_j * (Q/s_j)^-1]_{s_j} (the const-mult fused into the INTT before it).
 //  * Exact BConv (plans made with exact = true): the overflow e*Q is removed, so y is the exact
 //    centered lift of x mod Q (for |x| < Q/2 away from ties). With, in IEEE double precision,

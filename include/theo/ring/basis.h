@@ -30,17 +30,20 @@ struct Basis {
   explicit Basis(std::span<const PrimeId> list) {
     if (list.size() > kMaxLimbs) throw ParameterError("Basis: more than 255 limbs");
     size = static_cast<u32>(list.size());
-    for (u32 i = 0; i < size; ++i) ids[i] = list[i];
+    for (u32 i = 0; i < size; ++i)
+      ids[i] = list[i];
   }
   Basis(std::initializer_list<PrimeId> list)
       : Basis(std::span<const PrimeId>(list.begin(), list.size())) {}
 
   // Contiguous id range [first, first + count).
   static Basis range(u32 first, u32 count) {
-    if (count > kMaxLimbs || first + count > 256) throw ParameterError("Basis::range: too many limbs");
+    if (count > kMaxLimbs || first + count > 256)
+      throw ParameterError("Basis::range: too many limbs");
     Basis b;
     b.size = count;
-    for (u32 i = 0; i < count; ++i) b.ids[i] = static_cast<PrimeId>(first + i);
+    for (u32 i = 0; i < count; ++i)
+      b.ids[i] = static_cast<PrimeId>(first + i);
     return b;
   }
 
@@ -52,7 +55,8 @@ struct Basis {
     if (start + count > size) throw ParameterError("Basis::slice: range exceeds basis size");
     Basis b;
     b.size = count;
-    for (u32 i = 0; i < count; ++i) b.ids[i] = ids[start + i];
+    for (u32 i = 0; i < count; ++i)
+      b.ids[i] = ids[start + i];
     return b;
   }
 
@@ -60,7 +64,8 @@ struct Basis {
   Basis concat(const Basis& other) const {
     if (size + other.size > kMaxLimbs) throw ParameterError("Basis::concat: more than 255 limbs");
     Basis b = *this;
-    for (u32 i = 0; i < other.size; ++i) b.ids[size + i] = other.ids[i];
+    for (u32 i = 0; i < other.size; ++i)
+      b.ids[size + i] = other.ids[i];
     b.size = size + other.size;
     return b;
   }
