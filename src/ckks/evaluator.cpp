@@ -297,7 +297,23 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   if (std::min(a.level(), b.level()) == 0) {
     throw LevelError("multiply_relin_rescale: an operand is at level 0, which cannot be rescaled");
   }
-  return rescale(multiply(a, b, rlk));
+  // ModDown merging (Cheddar §5): relinearization's ModDown and the rescale divide by P * Pi_L
+  // in one INTT -> BConv -> NTT pass instead of two. d0 and d1 join the extended pair as P * d_i
+  // (zero on P), so the single rounding covers the whole result: round((u + P d) Pi_E / (P Pi_L))
+  // rather than round((d + round(u / P)) Pi_E / Pi_L), never less precise.
+  const Ciphertext t = multiply(a, b);
+  const u32 level = t.level();
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  ExtendedPair ext = switcher_.key_mult(switcher_.mod_up(t.poly(2).cref(), level), rlk.key());
+  const PolyRef parts[] = {ext.c0.ref(), ext.c1.ref()};
+  for (int i = 0; i < 2; ++i) {
+    const PolyRef q_part = parts[i].slice(0, lv.limbs);
+    be.mul_scalar_add(t.poly(i).cref(), lv.p_mod_q, q_part, q_part);
+  }
+  std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, level);
+  return Ciphertext(ctx_->id(), level - 1, t.scale() / lv.rescale_ratio, t.slots(),
+                    std::move(polys));
 }
 
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a0, const Plaintext& b0) const {

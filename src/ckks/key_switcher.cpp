@@ -26,37 +26,36 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
     for (std::size_t k = 0; k < lv.digits.size(); ++k)
       r.digits.push_back(be.make_poly(lv.pq_basis));
   }
+  // One INTT of a copy of each whole input, with every digit's constants side by side, feeds
+  // all digits: 1 copy + 1 INTT per input instead of a copy, an INTT and a restoring copy per
+  // digit. The digit slices of the outputs are the input words themselves.
+  std::vector<RnsPoly> coeffs;
+  std::vector<PolyRef> coeff_refs;
+  for (const ConstPolyRef& in : inputs) {
+    coeffs.push_back(be.make_poly(lv.q_basis));
+    be.copy(in, coeffs.back().ref());
+    coeff_refs.push_back(coeffs.back().ref());
+  }
+  be.intt(coeff_refs, lv.mod_up_intt_consts);
   std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
   for (std::size_t k = 0; k < lv.digits.size(); ++k) {
     const DigitPlan& d = lv.digits[k];
-    // The digit slice of the output doubles as the INTT scratch; it is restored at the end.
-    std::vector<PolyRef> scratch;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const PolyRef slot = result[i].digits[k].slice(d.start, d.count);
-      be.copy(inputs[i].slice(d.start, d.count), slot);
-      scratch.push_back(slot);
-    }
-    be.intt(scratch, d.intt_post_consts);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       RnsPoly& out = result[i].digits[k];
+      const ConstPolyRef digit = coeffs[i].slice(d.start, d.count);
       if (d.to_before) {
         const PolyRef before = out.slice(0, d.start);
-        be.bconv_matmul(*d.to_before, scratch[i], before);
+        be.bconv_matmul(*d.to_before, digit, before);
         converted.push_back(before);
       }
       const u32 after_start = d.start + d.count;
       const PolyRef after = out.slice(after_start, out.limbs() - after_start);
-      be.bconv_matmul(*d.to_after, scratch[i], after);
+      be.bconv_matmul(*d.to_after, digit, after);
       converted.push_back(after);
+      be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
     }
   }
   be.ntt(converted);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    for (std::size_t k = 0; k < lv.digits.size(); ++k) {
-      const DigitPlan& d = lv.digits[k];
-      be.copy(inputs[i].slice(d.start, d.count), result[i].digits[k].slice(d.start, d.count));
-    }
-  }
   return result;
 }
 

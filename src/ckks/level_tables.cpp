@@ -60,12 +60,13 @@ void build_mod_down(Backend& be, const std::vector<u32>& primes, LevelData& lv,
   }
 }
 
-// Rescale tables from `cur` (level l) to `prev` (level l - 1).
-void build_rescale(Backend& be, const std::vector<u32>& primes, LevelData& cur,
-                   const LevelData& prev) {
+// Rescale tables from `cur` (level l) to `prev` (level l - 1). With a nonempty `extra` (P, laid
+// out after S_l), the plan divides Q_l u P data by P * Pi_L in one pass: the merged ModDown.
+RescalePlan build_rescale(Backend& be, const std::vector<u32>& primes, const LevelData& cur,
+                          const LevelData& prev, const Basis& extra, long double* ratio) {
   const u32 a = cur.first_id, b = cur.first_id + cur.limbs;
   const u32 pa = prev.first_id, pb = prev.first_id + prev.limbs;
-  RescalePlan& rs = cur.rescale;
+  RescalePlan rs;
   Basis leaving;
   if (a < pa) {
     const u32 hi = std::min(b, pa);
@@ -77,7 +78,15 @@ void build_rescale(Backend& be, const std::vector<u32>& primes, LevelData& cur,
     rs.leaving.push_back({lo - a, b - lo});
     leaving = leaving.concat(id_range(lo, b));
   }
-  if (leaving.empty()) {
+  if (!extra.empty()) {
+    // P follows S_l; when the leaving limbs end S_l, the two ranges form one slice.
+    if (!rs.leaving.empty() && rs.leaving.back()[0] + rs.leaving.back()[1] == cur.limbs)
+      rs.leaving.back()[1] += extra.size;
+    else
+      rs.leaving.push_back({cur.limbs, extra.size});
+    leaving = leaving.concat(extra);
+  }
+  if (leaving.size == extra.size) {
     throw ParameterError("level_config: level " + std::to_string(cur.level) +
                          " has no prime that level " + std::to_string(prev.level) +
                          " lacks, so it cannot rescale to it");
@@ -109,7 +118,8 @@ void build_rescale(Backend& be, const std::vector<u32>& primes, LevelData& cur,
       rs.ntt_pre_consts.push_back(neg_mod(pi_l_inv, q));
     }
   }
-  cur.rescale_ratio = product(primes, leaving) / product(primes, entering);
+  if (ratio != nullptr) *ratio = product(primes, leaving) / product(primes, entering);
+  return rs;
 }
 
 }  // namespace
@@ -141,10 +151,17 @@ void Context::build_levels() {
     lv.crt = std::make_shared<const CrtReconstructor>(std::span<const u32>(level_primes));
     build_digits(*backend_, lv, q_max, alpha_, p_basis);
     build_mod_down(*backend_, ring_.primes, lv, p_basis);
+    for (const DigitPlan& d : lv.digits)
+      lv.mod_up_intt_consts.insert(lv.mod_up_intt_consts.end(), d.intt_post_consts.begin(),
+                                   d.intt_post_consts.end());
+    for (u32 i = 0; i < lv.limbs; ++i)
+      lv.p_mod_q.push_back(product_mod(ring_.primes, p_basis, ring_.primes[lv.q_basis[i]]));
     if (l == 0) {
       lv.scale = std::ldexp(1.0L, static_cast<int>(params_.log_default_scale));
     } else {
-      build_rescale(*backend_, ring_.primes, lv, levels_[l - 1]);
+      const LevelData& prev = levels_[l - 1];
+      lv.rescale = build_rescale(*backend_, ring_.primes, lv, prev, {}, &lv.rescale_ratio);
+      lv.mod_down_rescale = build_rescale(*backend_, ring_.primes, lv, prev, p_basis, nullptr);
       // Delta_l^2 / r_l = Delta_{l-1}: two operands at the default scale multiply and rescale
       // exactly onto the default scale of the level below.
       lv.scale = std::sqrt(levels_[l - 1].scale * lv.rescale_ratio);

@@ -83,6 +83,50 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
   return out;
 }
 
+std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const PolyRef> ext,
+                                            u32 level) {
+  if (level == 0) throw LevelError("cannot rescale at level 0: no level below it");
+  const LevelData& lv = ctx.level(level);
+  const LevelData& prev = ctx.level(level - 1);
+  const RescalePlan& rs = lv.mod_down_rescale;
+  Backend& be = ctx.backend();
+  std::vector<RnsPoly> gathered, out;
+  std::vector<PolyRef> leaving_refs, out_refs;
+  for (const PolyRef& x : ext) {
+    if (!(x.basis == lv.pq_basis)) {
+      throw ParameterError("mod_down_rescale: polynomial is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+    if (rs.leaving.size() == 1) {
+      // The leaving limbs end S_l, so with P they are one slice of the scratch input: the INTT
+      // runs in place and nothing is gathered.
+      leaving_refs.push_back(x.slice(rs.leaving[0][0], rs.leaving[0][1]));
+      continue;
+    }
+    gathered.push_back(be.make_poly(rs.leaving_basis));
+    u32 pos = 0;
+    for (const auto& [offset, count] : rs.leaving) {
+      be.copy(x.slice(offset, count), gathered.back().slice(pos, count));
+      pos += count;
+    }
+    leaving_refs.push_back(gathered.back().ref());
+  }
+  be.intt(leaving_refs, rs.intt_post_consts);
+  for (const PolyRef& l : leaving_refs) {
+    out.push_back(be.make_poly(prev.q_basis));
+    be.bconv_matmul(*rs.bconv, l, out.back().ref());
+    out_refs.push_back(out.back().ref());
+  }
+  be.ntt(out_refs, rs.ntt_pre_consts);
+  if (rs.stay_count > 0) {
+    for (std::size_t i = 0; i < ext.size(); ++i) {
+      const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
+      be.sub_mul_scalar(ext[i].slice(rs.stay_src, rs.stay_count), y, rs.stay_consts, y);
+    }
+  }
+  return out;
+}
+
 Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys, u32 from,
                          long double scale, u32 to, std::optional<long double> target_scale) {
   if (to > from) {

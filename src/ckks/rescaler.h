@@ -15,6 +15,12 @@ namespace theo::detail {
 std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPolyRef> polys,
                                    u32 level, u64 k = 1);
 
+// ModDown merged with the rescale (LevelData::mod_down_rescale): each x over Q_l u P of level l
+// becomes round(x * Pi_E / (P * Pi_L)) over S_{l-1}, one rounding instead of ModDown's and the
+// rescale's. The inputs are scratch: their leaving and P limbs are overwritten.
+std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const PolyRef> ext,
+                                            u32 level);
+
 struct Lowered {
   std::vector<RnsPoly> polys;
   long double scale = 0;

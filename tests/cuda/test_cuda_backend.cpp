@@ -478,6 +478,39 @@ TEST(CudaBackend, BConv) {
   }
 }
 
+// Both BConv kernels on every shape class: the tile kernel forced for small sources too
+// (small_rows = 0), and the small-source kernel with a row split that leaves a partial block.
+TEST(CudaBackend, BConvKernelVariants) {
+  struct Case {
+    u32 log_n, src, dst;
+  };
+  for (const u32 rows : {0u, 3u, 16u}) {
+    for (const Case& c :
+         {Case{12, 1, 2}, Case{12, 5, 7}, Case{13, 12, 35}, Case{13, 14, 33}, Case{14, 16, 9}}) {
+      Pair& p = backends(c.log_n);
+      cuda::Tuning t;
+      t.bconv.small_rows = rows;
+      cuda::set_tuning(*p.gpu, t);
+      const Basis all = random_basis(c.src + c.dst);
+      const Basis s = all.slice(0, c.src), d = all.slice(c.src, c.dst);
+      Twin x(p, s), y(p, d);
+      const std::string l = " src " + std::to_string(c.src) + " dst " + std::to_string(c.dst) +
+                            " rows " + std::to_string(rows);
+      for (const bool exact : {false, true}) {
+        const auto cplan = p.cpu->make_bconv(s, d, exact);
+        const auto gplan = p.gpu->make_bconv(s, d, exact);
+        p.cpu->bconv(*cplan, x.c.cref(), y.c.ref());
+        p.gpu->bconv(*gplan, x.g.cref(), y.g.ref());
+        ASSERT_TRUE(same(p, y, std::string(exact ? "exact " : "") + "bconv" + l));
+        p.cpu->bconv_matmul(*cplan, x.c.cref(), y.c.ref());
+        p.gpu->bconv_matmul(*gplan, x.g.cref(), y.g.ref());
+        ASSERT_TRUE(same(p, y, std::string(exact ? "exact " : "") + "bconv_matmul" + l));
+      }
+      cuda::set_tuning(*p.gpu, cuda::Tuning{});
+    }
+  }
+}
+
 // Exact mode: CPU and CUDA agree word for word (random x, so v spans its whole range), and for
 // x = a small signed integer the result is x itself mod every d_i (the overflow e*Q is gone).
 TEST(CudaBackend, BConvExact) {

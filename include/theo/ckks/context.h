@@ -82,6 +82,14 @@ struct LevelData {
   std::vector<u32> p_inv;
   RescalePlan rescale;                          // to level - 1 (empty at level 0)
   std::shared_ptr<const CrtReconstructor> crt;  // over S_l, for decoding
+  // ModDown merged with the rescale to level - 1 (Evaluator::multiply_relin_rescale): the same
+  // rational rescale over Q_l u P with P joining the leaving primes (leaving ranges index the
+  // Q_l u P limbs), so one INTT -> BConv -> NTT divides by P * Pi_L. Empty at level 0.
+  RescalePlan mod_down_rescale;
+  std::vector<u32> p_mod_q;  // [i] = P mod q_i over S_l: folds a Q_l part into Q_l u P as P * x
+  // Every digit's intt_post_consts side by side (the digits tile S_l in order): one INTT of the
+  // whole input serves all digits of a ModUp.
+  std::vector<u32> mod_up_intt_consts;
 };
 
 class Context {

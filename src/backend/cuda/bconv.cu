@@ -97,6 +97,109 @@ __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* i
   }
 }
 
+// Small source bases (|S| <= 16: every ModUp digit, ModDown, rescale, merged ModDown + rescale).
+// The tile kernel above keeps kTile 64-bit accumulators and their fold bounds in registers (~90),
+// so only ~16 warps per SM are resident and its DRAM loads are latency-bound. Here a thread keeps
+// its |S| centered t_j (and the exact-mode v) in registers and walks the block's output rows one
+// at a time with a single accumulator: ~40 registers, full occupancy, and a row's matrix entries
+// come as 16-byte shared broadcasts (4 MACs per load). Blocks split the output rows (grid.y) so
+// N = 2^16 still fills the GPU; the input is re-read once per row block, from L2.
+template <int kMaxSrc, bool kConstMult, bool kExact>
+__global__ void __launch_bounds__(256)
+    bconv_small_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n,
+                       u32 rows_per_block) {
+  extern __shared__ int4 sdyn4[];
+  const u32 src = b.src_size;
+  const u32 src4 = (src + 3) & ~3u;
+  const u32 dst0 = blockIdx.y * rows_per_block;
+  const u32 rows = min(rows_per_block, b.dst_size - dst0);
+  // [r] dst modulus, then [r] q_mod_dst (exact), then [r * src4 + j] matrix rows, zero-padded.
+  Modulus* smod = reinterpret_cast<Modulus*>(sdyn4);
+  i32* sqd = reinterpret_cast<i32*>(smod + rows_per_block);
+  i32* smat = sqd + ((rows_per_block + 3) & ~3u);
+  for (u32 e = threadIdx.x; e < rows * src4; e += blockDim.x) {
+    const u32 r = e / src4, j = e - r * src4;
+    smat[e] = j < src ? b.matrix[static_cast<std::size_t>(dst0 + r) * src + j] : 0;
+  }
+  for (u32 r = threadIdx.x; r < rows; r += blockDim.x) {
+    smod[r] = b.dst_mod[dst0 + r];
+    if constexpr (kExact) sqd[r] = b.q_mod_dst[dst0 + r];
+  }
+  __syncthreads();
+  const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= n) return;
+
+  u32 x[kMaxSrc];
+#pragma unroll
+  for (int j = 0; j < kMaxSrc; ++j)
+    x[j] = static_cast<u32>(j) < src ? in[static_cast<std::size_t>(j) * n + idx] : 0u;
+  i32 t[kMaxSrc];
+  double dacc = 0.0;
+#pragma unroll
+  for (int j = 0; j < kMaxSrc; ++j) {
+    t[j] = 0;
+    if (static_cast<u32>(j) < src) {
+      const Modulus sm = b.src_mod[j];
+      u32 v = x[j];
+      if constexpr (kConstMult) v = mont_mul_c(v, static_cast<i32>(b.src_hat_inv[j]), sm);
+      t[j] = center(v, sm.q);
+      // Same order and rounding as the contract (no fma): see bconv_kernel.
+      if constexpr (kExact)
+        dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t[j]), b.src_inv[j]));
+    }
+  }
+  const i64 v = kExact ? static_cast<i64>(floor(__dadd_rn(dacc, 0.5))) : 0;
+
+  for (u32 r = 0; r < rows; ++r) {
+    const Modulus dm = smod[r];
+    const i64 bound = static_cast<i64>(dm.q) << 31;
+    const int4* mrow = reinterpret_cast<const int4*>(smat + r * src4);
+    i64 acc = 0;
+#pragma unroll
+    for (int j4 = 0; j4 < kMaxSrc / 4; ++j4) {
+      if (static_cast<u32>(4 * j4) < src) {
+        const int4 m = mrow[j4];
+        acc += static_cast<i64>(t[4 * j4]) * m.x;
+        acc += static_cast<i64>(t[4 * j4 + 1]) * m.y;
+        acc += static_cast<i64>(t[4 * j4 + 2]) * m.z;
+        acc += static_cast<i64>(t[4 * j4 + 3]) * m.w;
+        acc = fold(acc, bound);
+      }
+    }
+    if constexpr (kExact) acc -= v * sqd[r];
+    out[static_cast<std::size_t>(dst0 + r) * n + idx] = canon(smr(fold(acc, bound), dm), dm.q);
+  }
+}
+
+template <int kMaxSrc, bool kConstMult>
+void launch_small(const BConvDevice& b, u32 rows_per_block, const u32* in, u32* out, u32 n,
+                  cudaStream_t s) {
+  constexpr u32 threads = 256;
+  const dim3 grid((n + threads - 1) / threads, (b.dst_size + rows_per_block - 1) / rows_per_block);
+  const u32 src4 = (b.src_size + 3) & ~3u;
+  const std::size_t smem = rows_per_block * sizeof(Modulus) +
+                           ((rows_per_block + 3) & ~3u) * sizeof(i32) +
+                           static_cast<std::size_t>(rows_per_block) * src4 * sizeof(i32);
+  if (b.exact)
+    bconv_small_kernel<kMaxSrc, kConstMult, true>
+        <<<grid, threads, smem, s>>>(b, in, out, n, rows_per_block);
+  else
+    bconv_small_kernel<kMaxSrc, kConstMult, false>
+        <<<grid, threads, smem, s>>>(b, in, out, n, rows_per_block);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+template <bool kConstMult>
+void dispatch_small(const BConvDevice& b, u32 rows_per_block, const u32* in, u32* out, u32 n,
+                    cudaStream_t s) {
+  if (b.src_size <= 4)
+    launch_small<4, kConstMult>(b, rows_per_block, in, out, n, s);
+  else if (b.src_size <= 8)
+    launch_small<8, kConstMult>(b, rows_per_block, in, out, n, s);
+  else
+    launch_small<16, kConstMult>(b, rows_per_block, in, out, n, s);
+}
+
 template <int kTile, bool kConstMult>
 void launch_mode(const BConvDevice& b, dim3 grid, u32 threads, std::size_t smem, const u32* in,
                  u32* out, u32 n, cudaStream_t s) {
@@ -124,6 +227,13 @@ void launch_tile(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
                   bool const_mult, cudaStream_t s) {
   if (b.dst_size == 0) return;
+  if (cfg.small_rows > 0 && b.src_size <= kBConvSmallMaxSrc) {
+    if (const_mult)
+      dispatch_small<true>(b, cfg.small_rows, in, out, n, s);
+    else
+      dispatch_small<false>(b, cfg.small_rows, in, out, n, s);
+    return;
+  }
   const u32 threads = std::clamp(cfg.threads, 32u, 1024u);
   // dst_tile 0 = auto (H200 sweep, N = 2^16: 16 wins from 32 outputs up, 8 below).
   const u32 tile = cfg.dst_tile ? cfg.dst_tile : (b.dst_size >= 32 ? 16u : 8u);

@@ -105,9 +105,14 @@ struct BConvDevice {
   u32 dst_size = 0;
   bool exact = false;  // subtract round(sum t_j / s_j) * Q (the exact-BConv contract)
 };
+// Source bases up to this size take the small-source kernel (one accumulator, rows in sequence).
+inline constexpr u32 kBConvSmallMaxSrc = 16;
 struct BConvConfig {
-  u32 dst_tile = 0;   // output limbs per thread in registers (4, 8, 16; 0 = by dst size)
-  u32 threads = 256;  // threads per block, one coefficient each
+  u32 dst_tile = 0;   // tile kernel: output limbs per thread in registers (4, 8, 16; 0 = by dst)
+  u32 threads = 256;  // tile kernel: threads per block, one coefficient each
+  // Small-source kernel (|S| <= kBConvSmallMaxSrc): output rows per block; 0 forces the tile
+  // kernel for every size (tests, before/after benchmarks).
+  u32 small_rows = 8;
 };
 // const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
