@@ -1,8 +1,10 @@
 // theo_boot_demo: bootstrap fresh random slots with a bundled parameter set and print the level
 // plan, the key-generation progress, the time per bootstrap and the precision.
 //
-//   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--backend cpu|cuda]
-//                  [--cts l] [--stc l] [--evalmod l]
+//   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
+//                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
+//
+// --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
 // Default preset: test_boot_n12 (insecure, N = 2^12, 64 slots: seconds on a CPU). The anchor sets
 // bootparam_30/35/40 (N = 2^16, 2^15 slots) are meant for the CUDA backend.
@@ -26,7 +28,7 @@ using Cplx = std::complex<double>;
 
 int usage() {
   std::fprintf(stderr,
-               "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] "
+               "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]\n");
   return 2;
 }
@@ -37,8 +39,7 @@ int main(int argc, char** argv) {
   std::string preset = "test_boot_n12";
   theo::BootstrapConfig cfg;
   int runs = 3;
-  theo::ContextOptions opts;
-  opts.allow_insecure = true;  // the anchor sets exceed the 128-bit bound; the test set is tiny
+  theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
       if (a == "--evalmod") cfg.evalmod_levels = x;
     } else if (a == "--min-keys") {
       cfg.min_keys = true;
+    } else if (a == "--insecure") {
+      opts.allow_insecure = true;
     } else if (!a.empty() && a[0] != '-') {
       preset = a;
     } else {

@@ -1,5 +1,6 @@
 #include "theo/circuits/bootstrapper.h"
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -165,8 +166,14 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // Most of that factor is applied instead as EvalMod's integer gain (a power of two), so that
   // SlotToCoeff starts from values of about the message's size rather than 2^-log(q0/Delta_0).
   const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
+  // The slots entering SlotToCoeff hold polynomial coefficients, which are about sqrt(slots)
+  // times smaller than the slot values they encode. Key-switching noise added there is amplified
+  // back by the same factor, so the gain also lifts the coefficients to about a quarter of the
+  // message bound; SlotToCoeff's matrices then carry the inverse factor (< 1) for free.
+  const long double coeff_lift = std::sqrt(static_cast<long double>(slots_)) / 4;
   m.gain = 1;
-  while (2 * m.gain <= stc_total && m.gain < (i64{1} << 40))
+  while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) &&
+         m.gain < (i64{1} << 40))
     m.gain *= 2;
   const long double stc_scale = stc_total / static_cast<long double>(m.gain);
   const auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, static_cast<double>(stc_scale));

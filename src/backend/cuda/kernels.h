@@ -110,9 +110,10 @@ inline constexpr u32 kBConvSmallMaxSrc = 16;
 struct BConvConfig {
   u32 dst_tile = 0;   // tile kernel: output limbs per thread in registers (4, 8, 16; 0 = by dst)
   u32 threads = 256;  // tile kernel: threads per block, one coefficient each
-  // Small-source kernel (|S| <= kBConvSmallMaxSrc): output rows per block; 0 forces the tile
-  // kernel for every size (tests, before/after benchmarks).
-  u32 small_rows = 8;
+  // Small-source kernel (|S| <= kBConvSmallMaxSrc): output rows per block. 0 (default) keeps the
+  // tile kernel for every size: on the H200 the small kernel measured no faster for 12 -> 48 and
+  // ~20% slower on ModUp shapes (it is instruction-bound: ~180 instructions per output word).
+  u32 small_rows = 0;
 };
 // const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
