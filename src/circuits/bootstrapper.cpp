@@ -154,12 +154,20 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // Slots after CoeffToSlot: P u / (2 q0 K) (u: coefficients of the raised phase, times `gap`
   // after SubSum), so Re and Im come out as t / (q0 K) in [-1, 1].
   const long double cts_scale = m.raised_scale / (2 * m.q0 * emp.k_bound * gap);
-  const LinearTransformOptions lt_opts{0, config.min_keys};
+  const LinearTransformOptions lt_opts{0, config.min_keys, std::nullopt};
   const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(cts_scale));
+  // Between CoeffToSlot levels the values t / (q0 K) carry the message only in their low bits
+  // (|Delta_0 m| is about 2^-21 of q0 K at N = 2^16), while a rotation adds a fixed absolute
+  // noise. So the intermediate levels run at 2^61, well above the 2^50-2^60 default scales of the
+  // top levels; only the last level lands on Delta for EvalMod.
+  constexpr long double kCtsInnerScale = 0x1p61L;
+  long double in_scale = m.raised_scale;
   for (u32 i = 0; i < cts.size(); ++i) {
     const u32 lv = m.top - i;
-    m.cts.emplace_back(m.encoder, cts[i], lv,
-                       i == 0 ? std::optional<long double>(m.raised_scale) : std::nullopt, lt_opts);
+    LinearTransformOptions opts = lt_opts;
+    if (i + 1 < cts.size()) opts.output_scale = std::max(kCtsInnerScale, c.default_scale(lv - 1));
+    m.cts.emplace_back(m.encoder, cts[i], lv, in_scale, opts);
+    in_scale = opts.output_scale.value_or(c.default_scale(lv - 1));
   }
   // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
   // of sin(2 pi x).
@@ -172,8 +180,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // message bound; SlotToCoeff's matrices then carry the inverse factor (< 1) for free.
   const long double coeff_lift = std::sqrt(static_cast<long double>(slots_)) / 4;
   m.gain = 1;
-  while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) &&
-         m.gain < (i64{1} << 40))
+  while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) && m.gain < (i64{1} << 40))
     m.gain *= 2;
   const long double stc_scale = stc_total / static_cast<long double>(m.gain);
   const auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, static_cast<double>(stc_scale));

@@ -114,8 +114,8 @@ LinearTransform::LinearTransform(const Encoder& encoder, const DiagonalMatrix& m
   }
   if (m.diagonals.empty()) throw ParameterError("LinearTransform: the matrix has no diagonal");
   input_scale_ = input_scale.value_or(ctx.default_scale(level));
-  output_scale_ = ctx.default_scale(level - 1);
-  // Diagonals at cs with input_scale * cs / r_level = Delta_(level-1).
+  output_scale_ = options.output_scale.value_or(ctx.default_scale(level - 1));
+  // Diagonals at cs with input_scale * cs / r_level = output_scale.
   const long double cs = output_scale_ * ctx.level(level).rescale_ratio / input_scale_;
   diag_count_ = m.diagonals.size();
 

@@ -54,7 +54,7 @@ class LinTrans : public ::testing::Test {
     Env& e = *env_;
     const DiagonalMatrix m = random_matrix(slots, diags);
     const u32 level = e.ctx->max_level();
-    const LinearTransform lt(e.encoder, m, level, std::nullopt, {0, min_keys});
+    const LinearTransform lt(e.encoder, m, level, std::nullopt, {0, min_keys, std::nullopt});
     const GaloisKeys gk = e.keygen.create_galois_keys(e.sk, lt.rotations());
     const auto x = random_slots(slots);
     const Ciphertext out = lt.evaluate(e.evaluator, e.encrypt(x, level), gk);

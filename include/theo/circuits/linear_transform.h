@@ -34,12 +34,15 @@ struct DiagonalMatrix {
 struct LinearTransformOptions {
   u32 baby_steps = 0;     // 0: chosen to minimize the number of rotations
   bool min_keys = false;  // only power-of-two rotation keys (every rotation composed of them)
+  // Scale of the output at level - 1 (default: Delta_(level-1)). A transform feeding another one
+  // may run above the default scale, where key-switching noise weighs less.
+  std::optional<long double> output_scale;
 };
 
 class LinearTransform {
  public:
   // Diagonals encoded for an input at `level` with scale `input_scale` (default: Delta_level);
-  // the output lands at level - 1 on Delta_(level-1).
+  // the output lands at level - 1 on options.output_scale (default: Delta_(level-1)).
   LinearTransform(const Encoder& encoder, const DiagonalMatrix& m, u32 level,
                   std::optional<long double> input_scale = std::nullopt,
                   LinearTransformOptions options = {});
