@@ -1,8 +1,9 @@
 // Fast basis conversion (Cheddar §4.2, lazy reduction): inputs and matrix constants are centered
-// (|t_j| <= s_j / 2, |M_ij| <= d_i / 2, M in Montgomery form), so a product is below d_i 2^29 in
-// magnitude and the accumulator stays a signed 64-bit integer. Every 4 terms it is folded back into
-// [-d_i 2^31, d_i 2^31) by adding or subtracting d_i 2^32, which changes nothing mod d_i and keeps
-// the final signed Montgomery reduction valid. The sum is exact, so the words equal the CPU's.
+// (|t_j| <= s_j / 2, |M_ij| <= d_i / 2, M in Montgomery form), so a product is below 2^60 in
+// magnitude and the accumulator stays a signed 64-bit integer. The tile kernel folds it every 4
+// terms by replacing its high word's 2^32 with 2^32 mod d_i (one wide multiply-add, fold_hi); the
+// small-source kernel adds or subtracts d_i 2^32. Either changes nothing mod d_i, the sum is exact,
+// so the words equal the CPU's.
 //
 // Layout: one thread per coefficient, kTile output limbs accumulated in registers; the block's
 // kTile x |S| slice of the matrix sits in shared memory. Input rows are re-read once per output
@@ -23,32 +24,58 @@ __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
   return acc;
 }
 
+// acc = hi 2^32 + lo with 2^32 = r (mod d), r centered: hi r + lo is congruent, and for any
+// |acc| < 2^63 it is below 2^31 (d / 2) + 2^32 <= 2^61 + 2^32 in magnitude. One wide multiply-add
+// replaces the two 64-bit compares and selects of fold(): four more products (each below 2^60)
+// then stay below 2^63.
+__device__ __forceinline__ i64 fold_hi(i64 acc, i32 r) {
+  return static_cast<i64>(static_cast<i32>(acc >> 32)) * r + static_cast<u32>(acc);
+}
+
+// acc * 2^-32 mod d, canonical, for |acc| < 2^62 (a folded accumulator): the Montgomery step on
+// the 64-bit value leaves y = hi - mulhi(z, d) with |hi| < 2^30 and |mulhi| < d / 2 < 2^30, so y
+// fits 32 bits, and smr(y r) = y mod d needs only |y r| < d 2^31 (r centered). 32-bit multiplies.
+__device__ __forceinline__ u32 reduce_acc(i64 acc, i32 r, const Modulus& m) {
+  const i32 z = static_cast<i32>(static_cast<u32>(acc) * static_cast<u32>(m.qinv));
+  const i32 y = static_cast<i32>(acc >> 32) - __mulhi(z, static_cast<i32>(m.q));
+  return canon(smr(static_cast<i64>(y) * r, m), m.q);
+}
+
 template <int kTile, bool kConstMult, bool kExact>
 __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out,
                              u32 n) {
-  // [j] src_inv (exact mode) first, for the 8-byte alignment, then [r * src + j] matrix entries.
+  // [j] src_inv (exact mode, src4 slots so the matrix stays 16-byte aligned), then
+  // [r * src4 + j] matrix entries, rows zero-padded to a multiple of 4 for 16-byte loads, then the
+  // [j] source moduli and hat-inverse constants (shared, so the loop's only global loads are x).
   extern __shared__ double sdyn[];
   const u32 src = b.src_size;
+  const u32 src4 = (src + 3) & ~3u;
   double* sinv = sdyn;
-  i32* smat = reinterpret_cast<i32*>(sdyn + (kExact ? src : 0));
+  i32* smat = reinterpret_cast<i32*>(sdyn + (kExact ? src4 : 0));
+  Modulus* ssrc = reinterpret_cast<Modulus*>(smat + kTile * src4);
+  u32* shat = reinterpret_cast<u32*>(ssrc + src);
   const u32 dst0 = blockIdx.y * kTile;
   const u32 rows = min(static_cast<u32>(kTile), b.dst_size - dst0);
-  for (u32 e = threadIdx.x; e < kTile * src; e += blockDim.x) {
-    const u32 r = e / src;
-    smat[e] = r < rows ? b.matrix[static_cast<std::size_t>(dst0 + r) * src + (e - r * src)] : 0;
+  for (u32 e = threadIdx.x; e < kTile * src4; e += blockDim.x) {
+    const u32 r = e / src4, j = e - r * src4;
+    smat[e] = r < rows && j < src ? b.matrix[static_cast<std::size_t>(dst0 + r) * src + j] : 0;
   }
-  if constexpr (kExact) {
-    for (u32 j = threadIdx.x; j < src; j += blockDim.x)
-      sinv[j] = b.src_inv[j];
+  for (u32 j = threadIdx.x; j < src; j += blockDim.x) {
+    ssrc[j] = b.src_mod[j];
+    if constexpr (kConstMult) shat[j] = b.src_hat_inv[j];
+    if constexpr (kExact) sinv[j] = b.src_inv[j];
   }
   __syncthreads();
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= n) return;
 
-  i64 bound[kTile];
+  // Centered 2^32 mod d_r: the fold constant, and Montgomery's 1 for the final reduction.
+  i32 rc[kTile];
 #pragma unroll
-  for (int r = 0; r < kTile; ++r)
-    bound[r] = static_cast<i64>(b.dst_mod[dst0 + min(static_cast<u32>(r), rows - 1)].q) << 31;
+  for (int r = 0; r < kTile; ++r) {
+    const Modulus dm = b.dst_mod[dst0 + min(static_cast<u32>(r), rows - 1)];
+    rc[r] = center(dm.r_mod, dm.q);
+  }
   i64 acc[kTile];
 #pragma unroll
   for (int r = 0; r < kTile; ++r)
@@ -57,42 +84,56 @@ __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* i
   // contracted fma would round differently from the CPU and change v on near-ties.
   double dacc = 0.0;
 
-  // Four source limbs per step: their loads are issued together, then one fold per step.
-  for (u32 j0 = 0; j0 < src; j0 += 4) {
-    u32 x[4];
+  // Four source limbs per step, each row's four matrix entries in one 16-byte shared broadcast,
+  // one fold per row. The next step's inputs are loaded before this step's MACs, so at ~1/3
+  // occupancy the DRAM latency is exposed once per tile instead of once per step.
+  const auto load4 = [&](u32 j0, u32(&x)[4]) {
 #pragma unroll
     for (u32 jj = 0; jj < 4; ++jj)
       x[jj] = j0 + jj < src ? in[static_cast<std::size_t>(j0 + jj) * n + idx] : 0u;
+  };
+  u32 xn[4];
+  load4(0, xn);
+  for (u32 j0 = 0; j0 < src; j0 += 4) {
+    u32 x[4] = {xn[0], xn[1], xn[2], xn[3]};
+    load4(j0 + 4, xn);
+    i32 t[4];
 #pragma unroll
     for (u32 jj = 0; jj < 4; ++jj) {
       const u32 j = j0 + jj;
-      if (j >= src) break;
-      const Modulus sm = b.src_mod[j];
-      if constexpr (kConstMult) x[jj] = mont_mul_c(x[jj], static_cast<i32>(b.src_hat_inv[j]), sm);
-      const i32 t = center(x[jj], sm.q);
-      if constexpr (kExact) dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t), sinv[j]));
-#pragma unroll
-      for (int r = 0; r < kTile; ++r)
-        acc[r] += static_cast<i64>(t) * smat[r * src + j];
+      t[jj] = 0;
+      if (j < src) {
+        const Modulus sm = ssrc[j];
+        if constexpr (kConstMult) x[jj] = mont_mul_c(x[jj], static_cast<i32>(shat[j]), sm);
+        t[jj] = center(x[jj], sm.q);
+        if constexpr (kExact)
+          dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t[jj]), sinv[j]));
+      }
     }
 #pragma unroll
-    for (int r = 0; r < kTile; ++r)
-      acc[r] = fold(acc[r], bound[r]);
+    for (int r = 0; r < kTile; ++r) {
+      const int4 mv = *reinterpret_cast<const int4*>(smat + r * src4 + j0);
+      i64 a = acc[r];
+      a += static_cast<i64>(t[0]) * mv.x;
+      a += static_cast<i64>(t[1]) * mv.y;
+      a += static_cast<i64>(t[2]) * mv.z;
+      a += static_cast<i64>(t[3]) * mv.w;
+      acc[r] = fold_hi(a, rc[r]);
+    }
   }
   if constexpr (kExact) {
-    // |v| <= |S| / 2 + 1, so v * [Q]_{d_i} (centered, < 2^36) keeps acc far inside the one-fold
-    // range below.
-    const i64 v = static_cast<i64>(floor(__dadd_rn(dacc, 0.5)));
+    // |v| <= |S| / 2 + 1, so v * [Q]_{d_i} (centered, < 2^30 |v|) keeps the folded |acc| (below
+    // 2^61 + 2^32) under reduce_acc's 2^62.
+    const i32 v = static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));
 #pragma unroll
     for (int r = 0; r < kTile; ++r)
-      if (static_cast<u32>(r) < rows) acc[r] -= v * b.q_mod_dst[dst0 + r];
+      if (static_cast<u32>(r) < rows) acc[r] -= static_cast<i64>(v) * b.q_mod_dst[dst0 + r];
   }
 #pragma unroll
   for (int r = 0; r < kTile; ++r) {
     if (static_cast<u32>(r) < rows) {
       const Modulus dm = b.dst_mod[dst0 + r];
-      out[static_cast<std::size_t>(dst0 + r) * n + idx] =
-          canon(smr(fold(acc[r], bound[r]), dm), dm.q);
+      out[static_cast<std::size_t>(dst0 + r) * n + idx] = reduce_acc(acc[r], rc[r], dm);
     }
   }
 }
@@ -214,8 +255,10 @@ template <int kTile>
 void launch_tile(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32 n, bool const_mult,
                  cudaStream_t s) {
   const dim3 grid((n + threads - 1) / threads, (b.dst_size + kTile - 1) / kTile);
-  const std::size_t smem = static_cast<std::size_t>(kTile) * b.src_size * sizeof(i32) +
-                           (b.exact ? b.src_size * sizeof(double) : 0);
+  const std::size_t src4 = (b.src_size + 3) & ~3u;
+  const std::size_t smem = static_cast<std::size_t>(kTile) * src4 * sizeof(i32) +
+                           (b.exact ? src4 * sizeof(double) : 0) +
+                           b.src_size * (sizeof(Modulus) + sizeof(u32));
   if (const_mult)
     launch_mode<kTile, true>(b, grid, threads, smem, in, out, n, s);
   else

@@ -85,6 +85,8 @@ class CudaBackend final : public Backend {
     const u32 np = static_cast<u32>(ring_.primes.size());
     const std::size_t nn = n();
     std::vector<i32> fwd(np * nn), inv(np * nn);
+    std::vector<uint2> fwd_s(np * nn), inv_s(np * nn);
+    std::vector<u32> fwd_wp(np * nn), inv_wp(np * nn);
     n_inv_mont_.resize(np);
     for (u32 p = 0; p < np; ++p) {
       const NttTable t = make_ntt_table(ring_.primes[p], ring_.log_n);
@@ -92,6 +94,10 @@ class CudaBackend final : public Backend {
       for (std::size_t i = 0; i < nn; ++i) {
         fwd[p * nn + i] = center(to_mont(t.fwd[i].w, m), m.q);
         inv[p * nn + i] = center(to_mont(t.inv[i].w, m), m.q);
+        fwd_s[p * nn + i] = uint2{t.fwd[i].w, t.fwd[i].w_shoup};
+        inv_s[p * nn + i] = uint2{t.inv[i].w, t.inv[i].w_shoup};
+        fwd_wp[p * nn + i] = t.fwd[i].w_shoup;
+        inv_wp[p * nn + i] = t.inv[i].w_shoup;
       }
       n_inv_mont_[p] = to_mont(t.n_inv.w, m);
     }
@@ -101,7 +107,16 @@ class CudaBackend final : public Backend {
     mods_.upload(moduli_.data());
     fwd_.upload(fwd.data());
     inv_.upload(inv.data());
-    tables_ = RingTables{mods_.get(), fwd_.get(), inv_.get(), ring_.log_n};
+    fwd_s_ = DeviceArray<uint2>(dev_, fwd_s.size());
+    inv_s_ = DeviceArray<uint2>(dev_, inv_s.size());
+    fwd_s_.upload(fwd_s.data());
+    inv_s_.upload(inv_s.data());
+    fwd_wp_ = DeviceArray<u32>(dev_, fwd_wp.size());
+    inv_wp_ = DeviceArray<u32>(dev_, inv_wp.size());
+    fwd_wp_.upload(fwd_wp.data());
+    inv_wp_.upload(inv_wp.data());
+    tables_ = RingTables{mods_.get(),  fwd_.get(),   inv_.get(),    ring_.log_n,
+                         fwd_s_.get(), inv_s_.get(), fwd_wp_.get(), inv_wp_.get()};
     clamp_tuning();
   }
 
@@ -448,6 +463,8 @@ class CudaBackend final : public Backend {
   Tuning tuning_;
   DeviceArray<Modulus> mods_;
   DeviceArray<i32> fwd_, inv_;
+  DeviceArray<uint2> fwd_s_, inv_s_;
+  DeviceArray<u32> fwd_wp_, inv_wp_;
   RingTables tables_;
   std::vector<u32> n_inv_mont_;
 };

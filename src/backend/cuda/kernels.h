@@ -32,6 +32,15 @@ struct RingTables {
   const i32* fwd = nullptr;      // [prime * N + m] = centered mont(psi^brev(m))
   const i32* inv = nullptr;      // [prime * N + m] = centered mont(psi^-brev(m))
   u32 log_n = 0;
+  // Shoup pairs {w, floor(w 2^32 / q)} of the canonical psi^brev(m) / psi^-brev(m): the
+  // register-resident NTT kernels multiply with one mul.hi and two mul.lo instead of Montgomery's
+  // four multiplies.
+  const uint2* fwd_shoup = nullptr;  // [prime * N + m]
+  const uint2* inv_shoup = nullptr;  // [prime * N + m]
+  // The w' halves alone, for the row phase, whose twiddles (255 per row, none shared between rows)
+  // are as much DRAM traffic as the data with pairs: w = ceil(w' q / 2^32) for q < 2^31.
+  const u32* fwd_wp = nullptr;  // [prime * N + m]
+  const u32* inv_wp = nullptr;  // [prime * N + m]
 };
 
 // Tunables of the two-phase NTT (N = N1 x N2). Phase 1 transforms columns of stride N2 (the first

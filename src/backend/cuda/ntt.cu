@@ -10,6 +10,8 @@
 // Butterflies keep every value canonical, so the result does not depend on the split or tiling.
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
@@ -33,6 +35,12 @@ __device__ __forceinline__ Item item_of(const RingTables& t, const PtrBatch& pol
   const PrimeId id = basis.ids[limb];
   const std::size_t n = std::size_t{1} << t.log_n;
   return Item{polys.p[poly] + limb * n, t.mod[id], (inverse ? t.inv : t.fwd) + id * n, limb};
+}
+
+__device__ __forceinline__ const uint2* shoup_tw(const RingTables& t, const Basis& basis, u32 limb,
+                                                 bool inverse) {
+  const PrimeId id = basis.ids[limb];
+  return (inverse ? t.inv_shoup : t.fwd_shoup) + (static_cast<std::size_t>(id) << t.log_n);
 }
 
 // One pass of R consecutive stages [s0, s0 + R) held in registers: each thread owns the 2^R words
@@ -229,40 +237,75 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
 // The twiddle of phase-local stage s = s0 + j for group g is tw[2^(sbase + s) + (row << s) + g]
 // with g = (goff << j) + gi: goff = 0 in pass A (the group does not depend on t, so all threads
 // read the same words), goff = t in pass B.
-template <int kE, bool kInverse>
-__device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const i32* tw, const Modulus& m,
-                                           u32 sbase, u32 s0, u32 row, u32 goff) {
-  constexpr u32 E = 1u << kE;
+// Shoup butterflies on canonical words. a * w - floor(a w' / 2^32) q lies in [0, 2q) for any
+// a < 2^32, so the multiply needs no reduced input (the inverse feeds a - b + q directly). The
+// [0, 2q) -> [0, q) corrections are min(x, x - q): when x < q the difference wraps above 2^31 > x
+// (q < 2^31), so one IADD and one IMNMX replace a compare and a select. Every stage output is
+// canonical, so the words do not depend on the split (and equal the CPU's).
+__device__ __forceinline__ u32 shoup_lazy(u32 a, uint2 w, u32 q) {
+  return a * w.x - __umulhi(a, w.y) * q;
+}
+__device__ __forceinline__ u32 reduce2(u32 x, u32 q) {
+  return min(x, x - q);
+}
+
+__device__ __forceinline__ uint2 load_tw(const uint2* p, u32) {
+  return __ldg(p);
+}
+// w' q / 2^32 <= w < w' q / 2^32 + q / 2^32 with q / 2^32 < 1/2, so w is the ceiling: the high
+// word of w' q, plus one unless the low word is zero.
+__device__ __forceinline__ uint2 load_tw(const u32* p, u32 q) {
+  const u32 wp = __ldg(p);
+  return uint2{__umulhi(wp, q) + (wp * q != 0 ? 1u : 0u), wp};
+}
+
+// One stage with a compile-time stage index, so every loop below has a constant trip count: with
+// j a runtime loop variable NVVM unrolls the inner loops before the outer one and leaves partially
+// unrolled loops over a local-memory x[] for ptxas to clean up.
+template <int kE, bool kInverse, int j, typename Tw>
+__device__ __forceinline__ void reg_stage(u32 (&x)[1 << kE], const Tw* tws, u32 q) {
+  constexpr u32 half = (1u << kE) >> (j + 1);
 #pragma unroll
-  for (int jj = 0; jj < kE; ++jj) {
-    const int j = kInverse ? kE - 1 - jj : jj;
-    const u32 s = s0 + static_cast<u32>(j);
-    const u32 half = E >> (j + 1);
-    const i32* tws = tw + (1u << (sbase + s)) + (row << s) + (goff << j);
+  for (u32 gi = 0; gi < (1u << j); ++gi) {
+    const uint2 w = load_tw(tws + gi, q);
 #pragma unroll
-    for (u32 gi = 0; gi < (1u << j); ++gi) {
-      const i32 w = __ldg(tws + gi);
-#pragma unroll
-      for (u32 k = gi * 2 * half; k < gi * 2 * half + half; ++k) {
-        if constexpr (kInverse) {
-          const u32 a = x[k], b = x[k + half];
-          x[k] = add_mod(a, b, m.q);
-          x[k + half] = mont_mul_c(sub_mod(a, b, m.q), w, m);
-        } else {
-          const u32 a = x[k];
-          const u32 v = mont_mul_c(x[k + half], w, m);
-          x[k] = add_mod(a, v, m.q);
-          x[k + half] = sub_mod(a, v, m.q);
-        }
+    for (u32 h = 0; h < half; ++h) {
+      const u32 k = gi * 2 * half + h;
+      const u32 a = x[k], b = x[k + half];
+      if constexpr (kInverse) {
+        x[k] = reduce2(a + b, q);
+        x[k + half] = reduce2(shoup_lazy(a - b + q, w, q), q);
+      } else {
+        const u32 v = reduce2(shoup_lazy(b, w, q), q);
+        x[k] = reduce2(a + v, q);
+        x[k + half] = min(a - v, a - v + q);
       }
     }
   }
 }
 
+template <int kE, bool kInverse, typename Tw>
+__device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 q, u32 sbase,
+                                           u32 s0, u32 row, u32 goff) {
+  const auto stage = [&]<int j>(std::integral_constant<int, j>) {
+    const u32 s = s0 + static_cast<u32>(j);
+    reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (goff << j), q);
+  };
+  [&]<int... J>(std::integer_sequence<int, J...>) {
+    if constexpr (kInverse)
+      (stage(std::integral_constant<int, kE - 1 - J>{}), ...);
+    else
+      (stage(std::integral_constant<int, J>{}), ...);
+  }
+  (std::make_integer_sequence<int, kE>{});
+}
+
 // Columns: a warp is 32 adjacent columns at one position p, so every global access is a full
 // 128-byte line and every shared access (sm[p * 32 + lane]) is conflict-free. 32 T threads.
+// Launch bounds: at N = 2^16 three 512-thread blocks per SM (40 registers, no spills with the Shoup
+// butterflies), so 48 limbs (384 blocks) are one wave on 132 SMs instead of 1.45.
 template <int kE, bool kInverse, bool kConst>
-__global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
+__global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
     ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
                  const __grid_constant__ Basis basis, const __grid_constant__ LimbConsts consts) {
   constexpr u32 E = 1u << kE, L = 2 * kE;
@@ -272,6 +315,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
   const u32 log_n2 = t.log_n - L;
   u32* col = it.data + blockIdx.x * 32 + lane;
   const i32 c = static_cast<i32>(consts.v[it.limb]);
+  const uint2* tw = shoup_tw(t, basis, it.limb, kInverse);
   u32 x[E];
   // Pattern A: p = th + E k; pattern B: p = E th + k (T = E).
   const auto pa = [&](u32 k) { return th + E * k; };
@@ -282,7 +326,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
       x[k] = col[static_cast<std::size_t>(pa(k)) << log_n2];
       if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
     }
-    reg_stages<kE, false>(x, it.tw, it.m, 0, 0, 0, 0);
+    reg_stages<kE, false>(x, tw, it.m.q, 0, 0, 0, 0);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       sm[pa(k) * 32 + lane] = x[k];
@@ -290,7 +334,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = sm[pb(k) * 32 + lane];
-    reg_stages<kE, false>(x, it.tw, it.m, 0, kE, 0, th);
+    reg_stages<kE, false>(x, tw, it.m.q, 0, kE, 0, th);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       col[static_cast<std::size_t>(pb(k)) << log_n2] = x[k];
@@ -298,7 +342,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = col[static_cast<std::size_t>(pb(k)) << log_n2];
-    reg_stages<kE, true>(x, it.tw, it.m, 0, kE, 0, th);
+    reg_stages<kE, true>(x, tw, it.m.q, 0, kE, 0, th);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       sm[pb(k) * 32 + lane] = x[k];
@@ -306,7 +350,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = sm[pa(k) * 32 + lane];
-    reg_stages<kE, true>(x, it.tw, it.m, 0, 0, 0, 0);
+    reg_stages<kE, true>(x, tw, it.m.q, 0, 0, 0, 0);
 #pragma unroll
     for (u32 k = 0; k < E; ++k) {
       if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
@@ -318,8 +362,10 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 2 : 4)
 // Rows: 256 threads = 256 / E rows of 2^L contiguous words. Shared index r (2^L + E) + p + p / E:
 // the pattern-A store (p = t + E k) and the pattern-B load (p = E t + k) are a per-row E x E
 // transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches.
+// Six blocks per SM (40 registers; the forward kernel spills one 8-byte value): 48 limbs at
+// N = 2^16 (768 blocks) are one wave.
 template <int kE, bool kInverse>
-__global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
+__global__ void __launch_bounds__(256, 6)
     ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
                  const __grid_constant__ Basis basis) {
   constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
@@ -330,6 +376,8 @@ __global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
   const u32 n1 = t.log_n - L;
   u32* rp = it.data + (static_cast<std::size_t>(row) << L);
   u32* srow = sm + r * kStride;
+  const u32* tw =
+      (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(basis.ids[it.limb]) << t.log_n);
   const auto sidx = [](u32 p) { return p + (p >> kE); };
   u32 x[E];
   const auto load_b = [&] {
@@ -343,7 +391,7 @@ __global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = rp[th + E * k];
-    reg_stages<kE, false>(x, it.tw, it.m, n1, 0, row, 0);
+    reg_stages<kE, false>(x, tw, it.m.q, n1, 0, row, 0);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       srow[sidx(th + E * k)] = x[k];
@@ -351,13 +399,13 @@ __global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(E * th + k)];
-    reg_stages<kE, false>(x, it.tw, it.m, n1, kE, row, th);
+    reg_stages<kE, false>(x, tw, it.m.q, n1, kE, row, th);
 #pragma unroll
     for (u32 k = 0; k < E; k += 4)
       *reinterpret_cast<uint4*>(rp + E * th + k) = make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
   } else {
     load_b();
-    reg_stages<kE, true>(x, it.tw, it.m, n1, kE, row, th);
+    reg_stages<kE, true>(x, tw, it.m.q, n1, kE, row, th);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       srow[sidx(E * th + k)] = x[k];
@@ -365,7 +413,7 @@ __global__ void __launch_bounds__(256, kE == 4 ? 4 : 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(th + E * k)];
-    reg_stages<kE, true>(x, it.tw, it.m, n1, 0, row, 0);
+    reg_stages<kE, true>(x, tw, it.m.q, n1, 0, row, 0);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       rp[th + E * k] = x[k];
