@@ -171,19 +171,21 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   }
   // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
   // of sin(2 pi x).
-  // Most of that factor is applied instead as EvalMod's integer gain (a power of two), so that
-  // SlotToCoeff starts from values of about the message's size rather than 2^-log(q0/Delta_0).
   const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
-  // The slots entering SlotToCoeff hold polynomial coefficients, which are about sqrt(slots)
-  // times smaller than the slot values they encode. Key-switching noise added there is amplified
-  // back by the same factor, so the gain also lifts the coefficients to about a quarter of the
-  // message bound; SlotToCoeff's matrices then carry the inverse factor (< 1) for free.
-  const long double coeff_lift = std::sqrt(static_cast<long double>(slots_)) / 4;
+  // Most of that factor is applied instead as EvalMod's integer gain (a power of two), and the
+  // rest (< 1) is folded into the last SlotToCoeff matrix, not the first: every SlotToCoeff level
+  // before the last then carries values about as large as the output slots. The key-switching
+  // and rescaling noise of those levels is fixed in absolute terms at the small scales of the
+  // lowest levels (about 2^-26 of Delta at N = 2^16 with a dense key, proportional to N), so data
+  // kept sqrt(slots) times smaller there (coefficients rather than slot values) lost that factor
+  // in precision.
+  const long double coeff_lift = std::sqrt(static_cast<long double>(slots_));
   m.gain = 1;
   while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) && m.gain < (i64{1} << 40))
     m.gain *= 2;
   const long double stc_scale = stc_total / static_cast<long double>(m.gain);
-  const auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, static_cast<double>(stc_scale));
+  auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
+  stc.back().scale_by(static_cast<double>(stc_scale));
   for (u32 i = 0; i < stc.size(); ++i) {
     m.stc.emplace_back(m.encoder, stc[i], after_mod - i, std::nullopt, lt_opts);
   }

@@ -200,19 +200,23 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
         acc = std::move(t);
       }
     }
-    Ciphertext part = ev.rescale(*acc);
-    part.set_scale(output_scale_);
+    // Giant steps rotate before the rescale: their key-switching noise is fixed in absolute
+    // terms, so at input_scale * cs (about Delta^2) it vanishes, while after the rescale it would
+    // weigh as much as the data's own noise floor at Delta_(level-1). A single rescale of the sum
+    // also adds its rounding noise once instead of once per giant step.
     if (g.shift != 0) {
-      part = min_keys_ ? rotate_pow2(ev, part, g.shift, slots_, keys)
-                       : ev.rotate(part, static_cast<int>(g.shift), keys);
+      *acc = min_keys_ ? rotate_pow2(ev, *acc, g.shift, slots_, keys)
+                       : ev.rotate(*acc, static_cast<int>(g.shift), keys);
     }
     if (result) {
-      ev.add_inplace(*result, part);
+      ev.add_inplace(*result, *acc);
     } else {
-      result = std::move(part);
+      result = std::move(*acc);
     }
   }
-  return std::move(*result);
+  Ciphertext out = ev.rescale(*result);
+  out.set_scale(output_scale_);
+  return out;
 }
 
 }  // namespace theo

@@ -143,12 +143,28 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
     throw LevelError("EvalMod: needs " + std::to_string(params_.depth()) +
                      " levels, the input is at level " + std::to_string(ct.level()));
   }
-  Ciphertext c = pe.evaluate(ct, cos_);
+  // Each stage carries its cosine pre-multiplied by a power of two A_j (A_r = gain without the
+  // arcsine): the message is only ~2^-16 of these O(1) values at N = 2^16, and the rescale that
+  // lands each stage on its level adds noise fixed relative to the scale (the lowest EvalMod
+  // levels sit at 2^50-2^55 between Delta and the 2^60 primes). A stage holding A_j cos instead of
+  // cos makes that noise A_j times smaller; the next double angle undoes it for free,
+  // A_(j+1) (2 c^2 - 1) = (2 A_(j+1) / A_j^2) (A_j c)^2 - A_(j+1), an integer while A_j^2 <= 2
+  // A_(j+1).
   const u32 r = params_.double_angles;
+  std::vector<i64> amp(r + 1, 1);
+  amp[r] = params_.arcsine_degree ? 1 : gain;
+  for (u32 j = r; j-- > 0;) {
+    while (amp[j] * 2 * amp[j] * 2 <= 2 * amp[j + 1])
+      amp[j] *= 2;
+  }
+  ChebyshevSeries cs = cos_;
+  for (double& x : cs.coeffs)
+    x *= static_cast<double>(amp[0]);
+  Ciphertext c = pe.evaluate(ct, cs);
   for (u32 j = 0; j < r; ++j) {
-    const i64 g = (j + 1 == r && !params_.arcsine_degree) ? gain : 1;
-    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2 * g);
-    ev.add_const_inplace(sq, -static_cast<double>(g));
+    const i64 a2 = amp[j] * amp[j];
+    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2 * amp[j + 1] / a2);
+    ev.add_const_inplace(sq, -static_cast<double>(amp[j + 1]));
     c = ev.rescale(sq);
   }
   if (params_.arcsine_degree) {
@@ -157,7 +173,6 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
       x *= static_cast<double>(gain);
     return pe.evaluate(c, a);
   }
-  if (r == 0 && gain != 1) c = ev.multiply_integer(c, gain);
   return c;
 }
 
