@@ -41,6 +41,9 @@ struct PreparedCase {
   double bytes_moved = 0;                           // model: inputs read once, outputs written once
   nlohmann::json extra = nlohmann::json::object();  // op-specific parameters for the record
   std::shared_ptr<void> keep_alive;                 // inputs and outputs that `run` refers to
+  // The backend `run` issues its work on, when not CaseEnv::backend (scheme cases own a Context
+  // and its backend): time_op synchronizes and times this one.
+  Backend* backend = nullptr;
 };
 
 struct BenchCase {

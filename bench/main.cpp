@@ -157,7 +157,8 @@ int run(const Options& o) {
       CaseParams p{ring.log_n, l, o.alpha, o.dnum};
       CaseEnv env{*backend, p, Basis::range(0, l), Basis::range(max_l, o.alpha), rng};
       PreparedCase prepared = c->prepare(env);
-      const Timing t = time_op(*backend, prepared.run, o.warmup, o.reps);
+      Backend& timed = prepared.backend ? *prepared.backend : *backend;
+      const Timing t = time_op(timed, prepared.run, o.warmup, o.reps);
       nlohmann::json rec = {{"record", "op"},
                             {"op", c->name},
                             {"n", o.n},
@@ -167,9 +168,14 @@ int run(const Options& o) {
                             {"median_us", t.median_us},
                             {"p10_us", t.p10_us},
                             {"p90_us", t.p90_us},
+                            {"wall_us", t.wall_us},
+                            {"wall_p10_us", t.wall_p10_us},
+                            {"wall_p90_us", t.wall_p90_us},
+                            {"clock", t.clock},
                             {"reps", t.reps},
                             {"bytes_moved_model", prepared.bytes_moved},
                             {"achieved_GBps", prepared.bytes_moved / (t.median_us * 1e3)}};
+      if (t.timeouts > 0) rec["clock_timeouts"] = t.timeouts;
       for (const auto& [k, v] : prepared.extra.items())
         rec[k] = v;
       std::cout << rec.dump() << std::endl;

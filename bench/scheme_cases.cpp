@@ -4,8 +4,10 @@
 // ciphertexts per level is built on first use, outside the timed region, on a backend of the same
 // kind as the run's (the Context owns its ring: the bootparam_40 primes).
 //
-// The timed closure ends with the Context backend's synchronize(), so a figure is one op plus one
-// launch + sync round trip, as in the anchor's measurements (shared/anchors/cheddar-h200.md).
+// The closure issues the op on the Context's backend, which PreparedCase::backend names, so
+// time_op synchronizes and times that backend's stream: wall_us is one op plus one launch + sync
+// round trip, as in the anchor's measurements (shared/anchors/cheddar-h200.md); median_us on CUDA
+// is the GPU time between two events around the op.
 //
 // Traffic model: ciphertext words read once, result words written once, and every switching-key
 // word the op needs read once (2 dnum_l (L + alpha) limbs per key, dnum_l = the level's digits),
@@ -101,49 +103,33 @@ PreparedCase scheme_case(CaseEnv& env, Op op) {
   double words = 0;
   switch (op) {
     case Op::kHAdd:
-      c.run = [&ev, &be, ops] {
-        const Ciphertext r = ev.add(ops->a, ops->b);
-        be.synchronize();
-      };
+      c.run = [&ev, ops] { const Ciphertext r = ev.add(ops->a, ops->b); };
       words = 3 * ct;
       break;
     case Op::kPMult:
-      c.run = [&ev, &be, ops] {
-        const Ciphertext r = ev.multiply_plain(ops->a, ops->pt);
-        be.synchronize();
-      };
+      c.run = [&ev, ops] { const Ciphertext r = ev.multiply_plain(ops->a, ops->pt); };
       words = 2 * ct + ct / 2;
       break;
     case Op::kHMult:
-      c.run = [&ev, &be, ops, &se] {
-        const Ciphertext r = ev.multiply(ops->a, ops->b, *se.rlk);
-        be.synchronize();
-      };
+      c.run = [&ev, ops, &se] { const Ciphertext r = ev.multiply(ops->a, ops->b, *se.rlk); };
       words = 3 * ct + key;
       break;
     case Op::kHMultRescale:
-      c.run = [&ev, &be, ops, &se] {
+      c.run = [&ev, ops, &se] {
         const Ciphertext r = ev.multiply_relin_rescale(ops->a, ops->b, *se.rlk);
-        be.synchronize();
       };
       words = 2 * ct + key + 2.0 * ctx.level(level - 1).limbs * n;
       break;
     case Op::kRescale:
-      c.run = [&ev, &be, ops] {
-        const Ciphertext r = ev.rescale(ops->a);
-        be.synchronize();
-      };
+      c.run = [&ev, ops] { const Ciphertext r = ev.rescale(ops->a); };
       words = ct + 2.0 * ctx.level(level - 1).limbs * n;
       break;
     case Op::kHRot:
-      c.run = [&ev, &be, ops, &se] {
-        const Ciphertext r = ev.rotate(ops->a, kRotation, *se.gk);
-        be.synchronize();
-      };
+      c.run = [&ev, ops, &se] { const Ciphertext r = ev.rotate(ops->a, kRotation, *se.gk); };
       words = 2 * ct + key;
       break;
     case Op::kHoisted:
-      c.run = [&ev, &be, ops, &se] {
+      c.run = [&ev, ops, &se] {
         static const std::vector<int> rots = [] {
           std::vector<int> v;
           for (int r = 1; r <= kHoistedRots; ++r)
@@ -151,7 +137,6 @@ PreparedCase scheme_case(CaseEnv& env, Op op) {
           return v;
         }();
         const auto r = ev.rotate_hoisted(ops->a, rots, *se.gk);
-        be.synchronize();
       };
       words = ct + kHoistedRots * (ct + key);
       break;
@@ -160,10 +145,9 @@ PreparedCase scheme_case(CaseEnv& env, Op op) {
         RnsPoly o0, o1;
       };
       auto out = std::make_shared<Out>(Out{be.make_poly(ld.q_basis), be.make_poly(ld.q_basis)});
-      c.run = [&ev, &be, ops, &se, out, level] {
+      c.run = [&ev, ops, &se, out, level] {
         ev.key_switcher().switch_key(ops->a.poly(1).cref(), level, se.rlk->key(), out->o0.ref(),
                                      out->o1.ref());
-        be.synchronize();
       };
       c.keep_alive = out;
       words = L * n + key + 2.0 * L * n;
@@ -177,8 +161,8 @@ PreparedCase scheme_case(CaseEnv& env, Op op) {
              {"level", level},
              {"level_limbs", L},
              {"alpha", alpha},
-             {"dnum", ld.digits.size()},
-             {"timing", "steady_clock, op + synchronize (one launch+sync round trip)"}};
+             {"dnum", ld.digits.size()}};
+  c.backend = &be;
   return c;
 }
 

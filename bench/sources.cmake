@@ -13,10 +13,13 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/timing.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/device_timer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ring_cases.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp)
 target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+# device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
+target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_definitions(theo_bench PRIVATE
   THEO_BENCH_GIT_COMMIT="${THEO_BENCH_GIT_COMMIT}"
   THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

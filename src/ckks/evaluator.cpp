@@ -116,16 +116,26 @@ static Ciphertext add_sub(const Context& ctx, const Ciphertext& a0, const Cipher
   Backend& be = ctx.backend();
   const u32 size = std::max(a.size(), b.size());
   std::vector<RnsPoly> polys;
-  for (u32 i = 0; i < size; ++i) {
+  polys.reserve(size);
+  // The polys both operands have go to the backend as one batch (one GPU launch per ciphertext).
+  const u32 common = std::min(a.size(), b.size());
+  std::vector<ConstPolyRef> xs, ys;
+  std::vector<PolyRef> zs;
+  for (u32 i = 0; i < common; ++i) {
+    polys.push_back(be.make_poly(ctx.level(a.level()).q_basis));
+    xs.push_back(a.poly(i).cref());
+    ys.push_back(b.poly(i).cref());
+    zs.push_back(polys.back().ref());
+  }
+  if (kind == AddKind::kAdd) {
+    be.add_batch(xs, ys, zs);
+  } else {
+    be.sub_batch(xs, ys, zs);
+  }
+  for (u32 i = common; i < size; ++i) {
     polys.push_back(be.make_poly(ctx.level(a.level()).q_basis));
     const PolyRef out = polys.back().ref();
-    if (i < a.size() && i < b.size()) {
-      if (kind == AddKind::kAdd) {
-        be.add(a.poly(i).cref(), b.poly(i).cref(), out);
-      } else {
-        be.sub(a.poly(i).cref(), b.poly(i).cref(), out);
-      }
-    } else if (i < a.size()) {
+    if (i < a.size()) {
       be.copy(a.poly(i).cref(), out);
     } else if (kind == AddKind::kAdd) {
       be.copy(b.poly(i).cref(), out);

@@ -351,6 +351,55 @@ TEST(CudaBackend, Elementwise) {
   }
 }
 
+TEST(CudaBackend, AddSubBatch) {
+  // Batches that split: two bases, an unaligned view in the middle, an in-place triple, and more
+  // triples than one launch takes (kMaxBatch).
+  for (const Shape& s : {Shape{12, 3}, Shape{13, 33}, Shape{16, 48}}) {
+    Pair& p = backends(s.log_n);
+    const Basis b = random_basis(s.limbs), b2 = random_basis(s.limbs / 2 + 1);
+    const u32 count = s.log_n == 12 ? cuda::kMaxBatch + 5 : 4;
+    std::vector<Twin> xs, ys, zs;
+    for (u32 k = 0; k < count; ++k) {
+      const Basis& bk = k == 1 ? b2 : b;
+      xs.emplace_back(p, bk), ys.emplace_back(p, bk), zs.emplace_back(p, bk);
+    }
+    for (const bool subtract : {false, true}) {
+      std::vector<ConstPolyRef> ac, bc, ag, bg;
+      std::vector<PolyRef> oc, og;
+      for (u32 k = 0; k < count; ++k) {
+        ac.push_back(xs[k].c.cref()), bc.push_back(ys[k].c.cref());
+        ag.push_back(xs[k].g.cref()), bg.push_back(ys[k].g.cref());
+        oc.push_back(zs[k].c.ref()), og.push_back(zs[k].g.ref());
+      }
+      // In place on the last triple; an unaligned 1-limb view on triple 2.
+      oc.back() = xs.back().c.ref(), og.back() = xs.back().g.ref();
+      const Basis one = xs[2].c.basis().slice(0, 1);
+      ac[2] = {xs[2].c.data() + 1, xs[2].c.n(), one},
+      ag[2] = {xs[2].g.data() + 1, xs[2].g.n(), one};
+      bc[2] = {ys[2].c.data() + 2, ys[2].c.n(), one},
+      bg[2] = {ys[2].g.data() + 2, ys[2].g.n(), one};
+      oc[2] = {zs[2].c.data() + 3, zs[2].c.n(), one},
+      og[2] = {zs[2].g.data() + 3, zs[2].g.n(), one};
+      if (subtract) {
+        p.cpu->sub_batch(ac, bc, oc), p.gpu->sub_batch(ag, bg, og);
+      } else {
+        p.cpu->add_batch(ac, bc, oc), p.gpu->add_batch(ag, bg, og);
+      }
+      const std::string what = std::string(subtract ? "sub_batch " : "add_batch ") + label(s);
+      for (u32 k = 0; k < count; ++k) {
+        ASSERT_TRUE(same(p, zs[k], what + " out " + std::to_string(k)));
+        ASSERT_TRUE(same(p, xs[k], what + " a " + std::to_string(k)));
+      }
+    }
+  }
+  Pair& p = backends(12);
+  const Basis b = random_basis(3);
+  Twin a0(p, b), a1(p, b);
+  const std::vector<ConstPolyRef> as = {a0.g.cref(), a1.g.cref()};
+  const std::vector<PolyRef> crossed = {a1.g.ref(), a0.g.ref()};
+  EXPECT_THROW(p.gpu->add_batch(as, as, crossed), ParameterError);
+}
+
 TEST(CudaBackend, ElementwiseUnalignedSlices) {
   // Views that start one limb in are still 16-byte aligned; a view built at an odd word offset
   // takes the scalar path. Compare on a hand-made unaligned view.

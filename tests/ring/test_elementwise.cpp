@@ -79,6 +79,31 @@ TEST_F(ElementwiseTest, InPlaceEqualsOutOfPlace) {
   EXPECT_EQ(words(*be_, b), words(*be_, out));
 }
 
+TEST_F(ElementwiseTest, AddSubBatchEqualsPerTriple) {
+  const auto wa0 = random_words(*be_, basis_), wb0 = random_words(*be_, basis_),
+             wa1 = random_words(*be_, basis_), wb1 = random_words(*be_, basis_);
+  RnsPoly a0 = from_words(*be_, basis_, wa0), b0 = from_words(*be_, basis_, wb0),
+          a1 = from_words(*be_, basis_, wa1), b1 = from_words(*be_, basis_, wb1),
+          o0 = be_->make_poly(basis_), want = be_->make_poly(basis_);
+  // Triple 1 is in place (out aliases a), which the batch allows within a triple.
+  const std::vector<ConstPolyRef> as = {a0.cref(), a1.cref()}, bs = {b0.cref(), b1.cref()};
+  const std::vector<PolyRef> outs = {o0.ref(), a1.ref()};
+  be_->add_batch(as, bs, outs);
+  be_->add(a0.cref(), b0.cref(), want.ref());
+  EXPECT_EQ(words(*be_, o0), words(*be_, want));
+  expect_words(a1, [&](u32, std::size_t i, u32 q) { return (wa1[i] + u64{wb1[i]}) % q; });
+  be_->sub_batch(as, bs, outs);
+  be_->sub(a0.cref(), b0.cref(), want.ref());
+  EXPECT_EQ(words(*be_, o0), words(*be_, want));
+  expect_words(a1, [&](u32, std::size_t i, u32) { return wa1[i]; });
+  // out of one triple must not alias an operand of another; counts must agree.
+  const std::vector<PolyRef> crossed = {a1.ref(), o0.ref()};
+  EXPECT_THROW(be_->add_batch(as, bs, crossed), ParameterError);
+  const std::vector<PolyRef> one = {o0.ref()};
+  EXPECT_THROW(be_->sub_batch(as, bs, one), ParameterError);
+  be_->add_batch({}, {}, {});
+}
+
 TEST_F(ElementwiseTest, TensorIsComposedOfMulAndAdd) {
   RnsPoly a0 = random_poly(*be_, basis_), a1 = random_poly(*be_, basis_),
           b0 = random_poly(*be_, basis_), b1 = random_poly(*be_, basis_);

@@ -113,6 +113,14 @@ class Backend {
   // ---- element-wise (per limb, canonical in and out) ----------------------------------------
   virtual void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
   virtual void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  // out[k] = a[k] + b[k] (add_batch) or a[k] - b[k] (sub_batch) for every k; each triple obeys
+  // add's / sub's rules, and triples may differ in shape. out[k] may alias a[k] or b[k] but no
+  // operand of another triple: a backend may interleave the triples. Adding the polys of a
+  // ciphertext in one call lets the GPU cover them with one launch instead of one per poly.
+  virtual void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                         std::span<const PolyRef> out) = 0;
+  virtual void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                         std::span<const PolyRef> out) = 0;
   virtual void neg(ConstPolyRef a, PolyRef out) = 0;
   virtual void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
   // out = a * b + c

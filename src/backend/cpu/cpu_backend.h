@@ -37,6 +37,10 @@ class CpuBackend final : public Backend {
 
   void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
   void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out) override;
+  void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out) override;
   void neg(ConstPolyRef a, PolyRef out) override;
   void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
   void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override;

@@ -1,3 +1,4 @@
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,40 @@ inline u32 mul_mod_nb(u32 a, u32 b, const Modulus& m) {
   return canon_nb(smr(static_cast<i64>(t) * m.r2_mod, m), m.q);
 }
 
+// The rules of add_batch / sub_batch (backend.h); the CUDA backend checks the same.
+void check_batch(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
+                 std::span<const ConstPolyRef> b, std::span<const PolyRef> out) {
+  checks::same_count(op, "a", a.size(), "b", b.size());
+  checks::same_count(op, "a", a.size(), "out", out.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const std::string ak = checks::indexed("a", k), ok = checks::indexed("out", k);
+    checks::poly(op, ak, be, a[k]);
+    checks::same_shape(op, ak, a[k], checks::indexed("b", k), b[k]);
+    checks::same_shape(op, ak, a[k], ok, out[k]);
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      if (j == k) continue;
+      checks::no_alias(op, ok, out[k], checks::indexed("a", j), a[j]);
+      checks::no_alias(op, ok, out[k], checks::indexed("b", j), b[j]);
+      if (j > k) checks::no_alias(op, ok, out[k], checks::indexed("out", j), out[j]);
+    }
+  }
+}
+
 }  // namespace
+
+void CpuBackend::add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                           std::span<const PolyRef> out) {
+  check_batch("add_batch", *this, a, b, out);
+  for (std::size_t k = 0; k < a.size(); ++k)
+    add(a[k], b[k], out[k]);
+}
+
+void CpuBackend::sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                           std::span<const PolyRef> out) {
+  check_batch("sub_batch", *this, a, b, out);
+  for (std::size_t k = 0; k < a.size(); ++k)
+    sub(a[k], b[k], out[k]);
+}
 
 // Every op here is per limb and per word; aliasing an output with an input of the same shape is
 // safe because each word is read before it is written.

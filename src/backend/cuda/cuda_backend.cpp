@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -182,10 +183,18 @@ class CudaBackend final : public Backend {
   }
 
   void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
-    binary("add", EwOp::kAdd, a, b, out);
+    add_sub_batch("add", false, {&a, 1}, {&b, 1}, {&out, 1});
   }
   void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
-    binary("sub", EwOp::kSub, a, b, out);
+    add_sub_batch("sub", true, {&a, 1}, {&b, 1}, {&out, 1});
+  }
+  void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out) override {
+    add_sub_batch("add_batch", false, a, b, out);
+  }
+  void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out) override {
+    add_sub_batch("sub_batch", true, a, b, out);
   }
   void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
     binary("mul", EwOp::kMul, a, b, out);
@@ -414,6 +423,54 @@ class CudaBackend final : public Backend {
     ew(kind, args, a.basis, nullptr);
   }
 
+  // add / sub and their batches: consecutive aligned triples of one Basis share one launch of
+  // the streaming kernel; anything else (unaligned views) takes the generic kernel per triple.
+  void add_sub_batch(std::string_view op, bool subtract, std::span<const ConstPolyRef> a,
+                     std::span<const ConstPolyRef> b, std::span<const PolyRef> out) {
+    checks::same_count(op, "a", a.size(), "b", b.size());
+    checks::same_count(op, "a", a.size(), "out", out.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const std::string ak = checks::indexed("a", k), ok = checks::indexed("out", k);
+      check(op, ak, a[k]);
+      checks::same_shape(op, ak, a[k], checks::indexed("b", k), b[k]);
+      checks::same_shape(op, ak, a[k], ok, out[k]);
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        if (j == k) continue;
+        checks::no_alias(op, ok, out[k], checks::indexed("a", j), a[j]);
+        checks::no_alias(op, ok, out[k], checks::indexed("b", j), b[j]);
+        if (j > k) checks::no_alias(op, ok, out[k], checks::indexed("out", j), out[j]);
+      }
+    }
+    const auto vec = [&](std::size_t k) {
+      return n() % 4 == 0 && aligned16(a[k].data) && aligned16(b[k].data) && aligned16(out[k].data);
+    };
+    std::size_t k0 = 0;
+    while (k0 < a.size()) {
+      if (!vec(k0)) {
+        EwArgs args;
+        args.in[0] = a[k0].data;
+        args.in[1] = b[k0].data;
+        args.out[0] = out[k0].data;
+        ew(subtract ? EwOp::kSub : EwOp::kAdd, args, a[k0].basis, nullptr);
+        ++k0;
+        continue;
+      }
+      const Basis& basis = a[k0].basis;
+      AddBatch t{};
+      u32 count = 0;
+      while (k0 + count < a.size() && count < kMaxBatch && a[k0 + count].basis == basis &&
+             vec(k0 + count)) {
+        t.a[count] = a[k0 + count].data;
+        t.b[count] = b[k0 + count].data;
+        t.out[count] = out[k0 + count].data;
+        ++count;
+      }
+      launch_add_batch(subtract, t, count, n(), basis, mods_.get(), dev_->props().sm_count,
+                       stream());
+      k0 += count;
+    }
+  }
+
   void transform(std::string_view op, std::string_view consts_name, std::span<const PolyRef> polys,
                  std::span<const u32> consts, bool inverse) {
     for (std::size_t p = 0; p < polys.size(); ++p) {
@@ -485,6 +542,49 @@ cudaStream_t stream_of(Backend& be) {
 }
 void set_tuning(Backend& be, const Tuning& tuning) {
   as_cuda(be).set_tuning(tuning);
+}
+
+EventTimer::EventTimer(Backend& be) : stream_(stream_of(be)) {
+  THEO_CUDA_CHECK(cudaEventCreate(&start_));
+  THEO_CUDA_CHECK(cudaEventCreate(&stop_));
+  void* host = nullptr;
+  THEO_CUDA_CHECK(cudaHostAlloc(&host, 2 * sizeof(u32), cudaHostAllocMapped));
+  flags_ = static_cast<u32*>(host);
+  flags_[0] = 1;
+  flags_[1] = 0;
+  void* dev = nullptr;
+  THEO_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
+  dev_flags_ = static_cast<u32*>(dev);
+}
+
+EventTimer::~EventTimer() {
+  // Release a stream still held (an op threw between start and stop) before freeing the flag.
+  static_cast<volatile u32*>(flags_)[0] = 1;
+  cudaStreamSynchronize(stream_);
+  cudaFreeHost(flags_);
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+void EventTimer::start() {
+  volatile u32* f = flags_;
+  f[0] = 0;
+  f[1] = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  launch_hold_stream(dev_flags_, dev_flags_ + 1, stream_);
+  THEO_CUDA_CHECK(cudaEventRecord(start_, stream_));
+}
+
+double EventTimer::stop_us() {
+  THEO_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  volatile u32* f = flags_;
+  f[0] = 1;
+  THEO_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  THEO_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  timed_out_ = f[1] != 0;
+  return static_cast<double>(ms) * 1e3;
 }
 
 }  // namespace cuda

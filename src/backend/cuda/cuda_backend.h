@@ -24,4 +24,27 @@ cudaStream_t stream_of(Backend& be);
 // Replace the tunables of a CUDA backend (benchmark sweeps).
 void set_tuning(Backend& be, const Tuning& tuning);
 
+// GPU time of the work issued on `be`'s stream between start() and stop_us(), by CUDA events,
+// without the host's launch and synchronize time (event_timer.cu says how). stop_us() waits for
+// the work. One timing at a time.
+class EventTimer {
+ public:
+  explicit EventTimer(Backend& be);
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start();
+  double stop_us();
+  // The last timing's stream hold gave up waiting (the op synchronized inside): it then includes
+  // host time.
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  u32* flags_ = nullptr;      // pinned, mapped: [0] release, [1] timed out
+  u32* dev_flags_ = nullptr;  // the same words as the device sees them
+  bool timed_out_ = false;
+};
+
 }  // namespace theo::cuda

@@ -83,6 +83,20 @@ struct EwArgs {
 void launch_elementwise(EwOp op, const EwArgs& args, u32 n, const Basis& basis, const Modulus* mods,
                         const LimbConsts* consts, u32 block_threads, cudaStream_t s);
 
+// out_k = a_k + b_k (or a_k - b_k) for k < count, polys of one basis, every pointer 16-byte
+// aligned and n % 4 == 0. One grid-stride launch over all polys, sized to the SMs of the device.
+struct AddBatch {
+  const u32* a[kMaxBatch];
+  const u32* b[kMaxBatch];
+  u32* out[kMaxBatch];
+};
+void launch_add_batch(bool subtract, const AddBatch& t, u32 count, u32 n, const Basis& basis,
+                      const Modulus* mods, int sm_count, cudaStream_t s);
+
+// EventTimer's stream hold: a one-thread kernel that spins until *release (mapped host memory)
+// is nonzero, or gives up after 0.2 s and sets *timed_out.
+void launch_hold_stream(const u32* release, u32* timed_out, cudaStream_t s);
+
 // out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate).
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,

@@ -4,7 +4,8 @@ list(APPEND THEO_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/bconv.cu
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cu
   ${CMAKE_CURRENT_LIST_DIR}/keymult.cu
-  ${CMAKE_CURRENT_LIST_DIR}/automorphism.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/automorphism.cu
+  ${CMAKE_CURRENT_LIST_DIR}/event_timer.cu)
 list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory_pool.cpp
