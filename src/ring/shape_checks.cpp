@@ -77,4 +77,23 @@ void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std:
                  " has " + std::to_string(b));
 }
 
+void key_mult_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> digits,
+                   std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                   ConstPolyRef out0, ConstPolyRef out1) {
+  poly(op, "out0", be, out0);
+  same_shape(op, "out0", out0, "out1", out1);
+  no_alias(op, "out0", out0, "out1", out1);
+  same_count(op, "digits", digits.size(), "kb", kb.size());
+  same_count(op, "digits", digits.size(), "ka", ka.size());
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    for (const auto& [arg, p] :
+         {std::pair{"digits", digits[k]}, std::pair{"kb", kb[k]}, std::pair{"ka", ka[k]}}) {
+      const std::string name = indexed(arg, k);
+      same_shape(op, "out0", out0, name, p);
+      no_alias(op, name, p, "out0", out0);
+      no_alias(op, name, p, "out1", out1);
+    }
+  }
+}
+
 }  // namespace theo::checks

@@ -23,6 +23,12 @@ void no_alias(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::
               ConstPolyRef b);
 // "name[i]", for naming one element of a span argument.
 std::string indexed(std::string_view name, std::size_t i);
+
+// Arguments of Backend::key_mult: every digit and key poly shaped like out0 and out1, the counts
+// equal, and neither output aliasing an input or the other output.
+void key_mult_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> digits,
+                   std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                   ConstPolyRef out0, ConstPolyRef out1);
 // Span lengths agree.
 void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
                 std::size_t b);

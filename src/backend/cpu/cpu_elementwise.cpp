@@ -220,21 +220,7 @@ void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, Const
 
 void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
-  constexpr std::string_view op = "key_mult";
-  check(op, "out0", out0);
-  checks::same_shape(op, "out0", out0, "out1", out1);
-  checks::no_alias(op, "out0", out0, "out1", out1);
-  checks::same_count(op, "digits", digits.size(), "kb", kb.size());
-  checks::same_count(op, "digits", digits.size(), "ka", ka.size());
-  for (std::size_t k = 0; k < digits.size(); ++k) {
-    for (const auto& [arg, p] :
-         {std::pair{"digits", digits[k]}, std::pair{"kb", kb[k]}, std::pair{"ka", ka[k]}}) {
-      const std::string name = checks::indexed(arg, k);
-      checks::same_shape(op, "out0", out0, name, p);
-      checks::no_alias(op, name, p, "out0", out0);
-      checks::no_alias(op, name, p, "out1", out1);
-    }
-  }
+  checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
   const std::size_t dnum = digits.size();
   for_limbs(out0.limbs(), [&](u32 l) {
     const u32 n = out0.n;  // a local bound, so stores cannot alias it

@@ -297,21 +297,7 @@ class CudaBackend final : public Backend {
 
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
-    constexpr std::string_view op = "key_mult";
-    check(op, "out0", out0);
-    checks::same_shape(op, "out0", out0, "out1", out1);
-    checks::no_alias(op, "out0", out0, "out1", out1);
-    checks::same_count(op, "digits", digits.size(), "kb", kb.size());
-    checks::same_count(op, "digits", digits.size(), "ka", ka.size());
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-      for (const auto& [arg, p] :
-           {std::pair{"digits", digits[k]}, std::pair{"kb", kb[k]}, std::pair{"ka", ka[k]}}) {
-        const std::string name = checks::indexed(arg, k);
-        checks::same_shape(op, "out0", out0, name, p);
-        checks::no_alias(op, name, p, "out0", out0);
-        checks::no_alias(op, name, p, "out1", out1);
-      }
-    }
+    checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
     if (digits.empty()) {
       fill_zero(out0);
       fill_zero(out1);
