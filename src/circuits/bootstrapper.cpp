@@ -161,32 +161,11 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // noise. So the intermediate levels run at 2^61, well above the 2^50-2^60 default scales of the
   // top levels; only the last level lands on Delta for EvalMod.
   constexpr long double kCtsInnerScale = 0x1p61L;
-  // EvalMod's levels run at the scales its input scale implies (S_(l-1) = S_l^2 / r_l). The
-  // defaults, damped from ~r at the top towards Delta below, fall to 2^49-2^55 on the last EvalMod
-  // levels of the anchor sets, and every rescale and relinearization there adds noise fixed in
-  // absolute terms while the message is only ~2^-16 of EvalMod's O(1) values. So the plan is
-  // anchored at the bottom instead: S = r_(after_mod + 1) (the last EvalMod prime product) at
-  // after_mod, S_l = sqrt(S_(l-1) r_l) upwards, which keeps every EvalMod level at ~r;
-  // CoeffToSlot's last matrix lands on that plan's top scale and SlotToCoeff takes its bottom one
-  // as input.
-  long double mod_in_scale = 0, mod_end_scale = 0;
-  {
-    // Capped so that SlotToCoeff's diagonals (see below) stay encoded at >= 2^32 each.
-    long double stc_room = std::log2(c.default_scale(output_level_)) - 32.0L * m.stc_levels;
-    for (u32 i = 0; i < m.stc_levels; ++i)
-      stc_room += std::log2(c.level(after_mod - i).rescale_ratio);
-    long double s = std::min(c.level(after_mod + 1).rescale_ratio, std::exp2(stc_room));
-    for (u32 l = after_mod + 1; l <= after_cts; ++l)
-      s = std::sqrt(s * c.level(l).rescale_ratio);
-    mod_in_scale = s;
-    mod_end_scale = m.mod->output_scale(c, after_cts, mod_in_scale);
-  }
   long double in_scale = m.raised_scale;
   for (u32 i = 0; i < cts.size(); ++i) {
     const u32 lv = m.top - i;
     LinearTransformOptions opts = lt_opts;
     if (i + 1 < cts.size()) opts.output_scale = std::max(kCtsInnerScale, c.default_scale(lv - 1));
-    if (i + 1 == cts.size()) opts.output_scale = mod_in_scale;
     m.cts.emplace_back(m.encoder, cts[i], lv, in_scale, opts);
     in_scale = opts.output_scale.value_or(c.default_scale(lv - 1));
   }
@@ -207,27 +186,8 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   const long double stc_scale = stc_total / static_cast<long double>(m.gain);
   auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
   stc.back().scale_by(static_cast<double>(stc_scale));
-  {
-    // SlotToCoeff starts from EvalMod's scale (near r_(after_mod + 1), possibly far above the
-    // primes below after_mod) and ends at Delta_output. Its diagonals are encoded at cs_i =
-    // out_i r_i / in_i; the intermediate output scales share the total ratio evenly so that no
-    // matrix is encoded at a low scale, but never sit below Delta.
-    const u32 k = static_cast<u32>(stc.size());
-    long double log_total = std::log2(c.default_scale(output_level_) / mod_end_scale);
-    for (u32 i = 0; i < k; ++i)
-      log_total += std::log2(c.level(after_mod - i).rescale_ratio);
-    const long double cs_even = std::exp2(log_total / k);
-    long double in = mod_end_scale;
-    for (u32 i = 0; i < k; ++i) {
-      const u32 lv = after_mod - i;
-      LinearTransformOptions opts = lt_opts;
-      if (i + 1 < k) {
-        opts.output_scale =
-            std::max(c.default_scale(lv - 1), cs_even * in / c.level(lv).rescale_ratio);
-      }
-      m.stc.emplace_back(m.encoder, stc[i], lv, in, opts);
-      in = opts.output_scale.value_or(c.default_scale(lv - 1));
-    }
+  for (u32 i = 0; i < stc.size(); ++i) {
+    m.stc.emplace_back(m.encoder, stc[i], after_mod - i, std::nullopt, lt_opts);
   }
   for (u32 g = slots_; g < c.max_slots(); g <<= 1)
     m.subsum_rotations.push_back(static_cast<int>(g));

@@ -160,7 +160,7 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
   ChebyshevSeries cs = cos_;
   for (double& x : cs.coeffs)
     x *= static_cast<double>(amp[0]);
-  Ciphertext c = pe.evaluate(ct, cs, std::nullopt, /*keep_scale=*/true);
+  Ciphertext c = pe.evaluate(ct, cs);
   for (u32 j = 0; j < r; ++j) {
     const i64 a2 = amp[j] * amp[j];
     Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2 * amp[j + 1] / a2);
@@ -171,7 +171,7 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
     ChebyshevSeries a = arcsine_;
     for (double& x : a.coeffs)
       x *= static_cast<double>(gain);
-    return pe.evaluate(c, a, std::nullopt, /*keep_scale=*/true);
+    return pe.evaluate(c, a);
   }
   return c;
 }

@@ -23,26 +23,12 @@ struct Partial {
   double constant = 0;
 };
 
-// The scale every ciphertext of the evaluation carries at level l (index l). Two level-l operands
-// at s[l] multiply and rescale onto s[l]^2 / r_l, so s[l - 1] must be exactly that for additions
-// to meet; the Context's defaults are the special case s[top] = Delta_top.
-using Scales = std::vector<long double>;
-
-Scales scale_plan(const Context& ctx, u32 top, long double top_scale, u32 bottom) {
-  Scales s(top + 1, 0);
-  const bool defaults = std::fabs(top_scale / ctx.default_scale(top) - 1) <= 0x1p-40L;
-  s[top] = defaults ? ctx.default_scale(top) : top_scale;
-  for (u32 l = top; l > bottom; --l)
-    s[l - 1] = defaults ? ctx.default_scale(l - 1) : s[l] * s[l] / ctx.level(l).rescale_ratio;
-  return s;
-}
-
 // T_i(y) computed once each at its natural level top - ceil(log2 i), plus copies lowered to other
 // levels on demand.
 class ChebyshevBasis {
  public:
-  ChebyshevBasis(const Evaluator& ev, const RelinKey& rlk, Ciphertext y, const Scales& s)
-      : ev_(ev), rlk_(rlk), top_(y.level()), s_(s) {
+  ChebyshevBasis(const Evaluator& ev, const RelinKey& rlk, Ciphertext y)
+      : ev_(ev), rlk_(rlk), top_(y.level()) {
     natural_.emplace(1u, std::move(y));
   }
 
@@ -56,14 +42,14 @@ class ChebyshevBasis {
     return natural_.emplace(i, std::move(t)).first->second;
   }
 
-  // T_i at `level` (<= its natural level), at s[level].
+  // T_i at `level` (<= its natural level), at that level's default scale.
   const Ciphertext& at(u32 i, u32 level) {
     const Ciphertext& nat = get(i);
     if (nat.level() == level) return nat;
     const auto key = std::make_pair(i, level);
     auto it = lowered_.find(key);
     if (it != lowered_.end()) return it->second;
-    return lowered_.emplace(key, ev_.level_down(nat, level, s_[level])).first->second;
+    return lowered_.emplace(key, ev_.level_down(nat, level)).first->second;
   }
 
  private:
@@ -89,16 +75,14 @@ class ChebyshevBasis {
   const Evaluator& ev_;
   const RelinKey& rlk_;
   u32 top_;
-  const Scales& s_;
   std::map<u32, Ciphertext> natural_;
   std::map<std::pair<u32, u32>, Ciphertext> lowered_;
 };
 
 class Recursion {
  public:
-  Recursion(const Evaluator& ev, const RelinKey& rlk, ChebyshevBasis& basis, u32 baby,
-            const Scales& s)
-      : ev_(ev), rlk_(rlk), basis_(basis), baby_(baby), s_(s) {}
+  Recursion(const Evaluator& ev, const RelinKey& rlk, ChebyshevBasis& basis, u32 baby)
+      : ev_(ev), rlk_(rlk), basis_(basis), baby_(baby) {}
 
   // Evaluates sum_i c[i] T_i at a level >= target (target <= top - ceil(log2(deg + 1))).
   Partial eval(const std::vector<double>& c, u32 target) {
@@ -123,8 +107,7 @@ class Recursion {
       prod = scaled_term(pq.constant, g);
     } else {
       const u32 lv = std::min(pq.ct->level(), basis_.level_of(g));
-      const Ciphertext qa =
-          pq.ct->level() == lv ? std::move(*pq.ct) : ev_.level_down(*pq.ct, lv, s_[lv]);
+      const Ciphertext qa = pq.ct->level() == lv ? std::move(*pq.ct) : ev_.level_down(*pq.ct, lv);
       prod = ev_.rescale(ev_.multiply(qa, basis_.at(g, lv), rlk_));
     }
     if (!pr.ct) {
@@ -138,14 +121,14 @@ class Recursion {
   Ciphertext scaled_term(double coeff, u32 i) {
     const u32 lv = basis_.level_of(i);
     const Ciphertext& t = basis_.get(i);
-    return ev_.rescale(ev_.multiply_const(t, coeff, s_[lv]));
+    return ev_.rescale(ev_.multiply_const(t, coeff, ev_.context()->default_scale(lv)));
   }
 
   // sum_{i<=d} c_i T_i with every term lowered to the level of T_d: the products all carry
-  // s[lv]^2, so they add exactly, and one rescale lands on s[lv - 1].
+  // Delta_lv^2, so they add exactly, and one rescale lands on Delta_(lv-1).
   Partial leaf(const std::vector<double>& c, u32 d) {
     const u32 lv = basis_.level_of(d);
-    const long double delta = s_[lv];
+    const long double delta = ev_.context()->default_scale(lv);
     std::optional<Ciphertext> acc;
     for (u32 i = 1; i <= d; ++i) {
       if (c[i] == 0) continue;
@@ -161,8 +144,8 @@ class Recursion {
   }
 
   Ciphertext add_aligned(Ciphertext a, Ciphertext b) {
-    if (a.level() > b.level()) a = ev_.level_down(a, b.level(), s_[b.level()]);
-    if (b.level() > a.level()) b = ev_.level_down(b, a.level(), s_[a.level()]);
+    if (a.level() > b.level()) a = ev_.level_down(a, b.level());
+    if (b.level() > a.level()) b = ev_.level_down(b, a.level());
     ev_.add_inplace(a, b);
     return a;
   }
@@ -171,7 +154,6 @@ class Recursion {
   const RelinKey& rlk_;
   ChebyshevBasis& basis_;
   u32 baby_;
-  const Scales& s_;
 };
 
 }  // namespace
@@ -180,23 +162,14 @@ u32 PolynomialEvaluator::depth(u32 degree) {
   return ceil_log2(degree + 1);
 }
 
-bool PolynomialEvaluator::needs_affine(const Ciphertext& ct, const ChebyshevSeries& p,
-                                       bool keep_scale) const {
+bool PolynomialEvaluator::needs_affine(const Ciphertext& ct, const ChebyshevSeries& p) const {
   if (p.a != -1.0 || p.b != 1.0) return true;
-  if (keep_scale) return false;
   const long double want = ev_.context()->default_scale(ct.level());
   return std::fabs(ct.scale() / want - 1) > 0x1p-40L;
 }
 
-u32 PolynomialEvaluator::levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p,
-                                         bool keep_scale) const {
-  return depth(p.degree()) + (needs_affine(ct, p, keep_scale) ? 1u : 0u);
-}
-
-long double PolynomialEvaluator::propagate_scale(const Context& ctx, u32 level, long double scale,
-                                                 u32 to_level) {
-  if (to_level > level) throw LevelError("PolynomialEvaluator::propagate_scale: going up");
-  return scale_plan(ctx, level, scale, to_level)[to_level];
+u32 PolynomialEvaluator::levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p) const {
+  return depth(p.degree()) + (needs_affine(ct, p) ? 1u : 0u);
 }
 
 Ciphertext PolynomialEvaluator::affine_to_unit(const Ciphertext& ct, double a, double b) const {
@@ -213,46 +186,36 @@ Ciphertext PolynomialEvaluator::affine_to_unit(const Ciphertext& ct, double a, d
 }
 
 Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
-                                         std::optional<u32> output_level, bool keep_scale) const {
+                                         std::optional<u32> output_level) const {
   if (p.coeffs.empty()) throw ParameterError("PolynomialEvaluator: the series has no coefficients");
-  const u32 need = levels_consumed(ct, p, keep_scale);
+  const u32 need = levels_consumed(ct, p);
   if (ct.level() < need) {
     throw LevelError("PolynomialEvaluator: degree " + std::to_string(p.degree()) + " needs " +
                      std::to_string(need) + " levels, the input is at level " +
                      std::to_string(ct.level()));
   }
-  Ciphertext y;
-  if (!needs_affine(ct, p, keep_scale)) {
-    y = ev_.clone(ct);
-  } else if (keep_scale) {
-    // Constant at ct's own scale: the result carries ct.scale()^2 / r_l, the plan's next scale.
-    const double shift = -(p.a + p.b) / (p.b - p.a);
-    y = ev_.rescale(ev_.multiply_const(ct, 2.0 / (p.b - p.a), ct.scale()));
-    if (shift != 0) ev_.add_const_inplace(y, shift);
-  } else {
-    y = affine_to_unit(ct, p.a, p.b);
-  }
+  Ciphertext y = needs_affine(ct, p) ? affine_to_unit(ct, p.a, p.b) : ev_.clone(ct);
   const u32 d = p.degree();
   const u32 target = y.level() - depth(d);
   if (output_level && *output_level > target) {
     throw LevelError("PolynomialEvaluator: output level " + std::to_string(*output_level) +
                      " is above the level the evaluation reaches (" + std::to_string(target) + ")");
   }
-  const u32 final_level = output_level.value_or(target);
-  const Scales s = scale_plan(*ev_.context(), y.level(), y.scale(), final_level);
-  ChebyshevBasis basis(ev_, rlk_, std::move(y), s);
+  ChebyshevBasis basis(ev_, rlk_, std::move(y));
   const u32 baby = u32{1} << ((depth(d) + 1) / 2);
-  Recursion rec(ev_, rlk_, basis, baby, s);
+  Recursion rec(ev_, rlk_, basis, baby);
   Partial res = rec.eval(p.coeffs, target);
   Ciphertext out;
   if (res.ct) {
     out = std::move(*res.ct);
   } else {
     // A constant series: 0 * T_1 + c.
-    out = ev_.rescale(ev_.multiply_const(basis.get(1), 0.0, s[basis.top()]));
+    out = ev_.rescale(
+        ev_.multiply_const(basis.get(1), 0.0, ev_.context()->default_scale(basis.top())));
     ev_.add_const_inplace(out, res.constant);
   }
-  if (out.level() > final_level) out = ev_.level_down(out, final_level, s[final_level]);
+  const u32 final_level = output_level.value_or(target);
+  if (out.level() > final_level) out = ev_.level_down(out, final_level);
   return out;
 }
 

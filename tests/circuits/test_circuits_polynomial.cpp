@@ -75,36 +75,5 @@ TEST_F(PolynomialEval, LowDegrees) {
   }
 }
 
-TEST_F(PolynomialEval, KeepScaleRunsAtTheInputsScale) {
-  // An input at the prime product r of its level instead of Delta: keep_scale spends no level on
-  // it, and every level follows S_(l-1) = S_l^2 / r_l (exact scale matching, or ScaleError).
-  Env& e = *env_;
-  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
-  const PolynomialEvaluator pe(e.evaluator, rlk);
-  const ChebyshevSeries p = chebyshev_fit([](double x) { return std::tanh(4 * x); }, -1, 1, 63);
-  const std::size_t n = e.ctx->max_slots();
-  std::vector<Cplx> x(n), want(n);
-  auto slots = random_slots(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    x[i] = slots[i].real();
-    want[i] = p(x[i].real());
-  }
-  const u32 top = e.ctx->max_level();
-  const long double target = e.ctx->level(top - 1).rescale_ratio;
-  const Ciphertext ct = e.evaluator.rescale(e.evaluator.multiply_const(
-      e.encrypt(x, top), 1.0,
-      target * e.ctx->level(top).rescale_ratio / e.ctx->default_scale(top)));
-  ASSERT_NEAR(static_cast<double>(ct.scale() / target), 1.0, 1e-12);
-  ASSERT_EQ(pe.levels_consumed(ct, p, true), 6u);
-  const Ciphertext out = pe.evaluate(ct, p, std::nullopt, true);
-  EXPECT_EQ(out.level(), top - 7);
-  EXPECT_NEAR(static_cast<double>(out.scale() / PolynomialEvaluator::propagate_scale(
-                                                    *e.ctx, top - 1, target, top - 7)),
-              1.0, 1e-9);
-  const double b = bits(e.decrypt(out), want);
-  print_bits("tanh(4x), keep_scale at r", b);
-  EXPECT_GT(b, 18);
-}
-
 }  // namespace
 }  // namespace theo::test

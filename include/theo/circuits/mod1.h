@@ -39,19 +39,14 @@ class EvalMod {
  public:
   explicit EvalMod(const EvalModParams& params);
 
-  // ct: real slots y = x / K. Returns sin(2 pi x) (or, with the arcsine correction, 2 pi (x mod 1)
-  // for |x mod 1| small) at level ct.level() - depth(), at output_scale(ctx, ct.level(),
-  // ct.scale()): every level runs at the scale ct's implies (S_(l-1) = S_l^2 / r_l), so an input
-  // at the default scale gives the default scale, and an input near the prime product r keeps all
-  // of EvalMod near r (see PolynomialEvaluator::evaluate's keep_scale).
+  // ct: real slots y = x / K at the default scale of its level. Returns sin(2 pi x) (or, with the
+  // arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level ct.level() - depth(), default
+  // scale.
   // `gain` (an integer) multiplies the result for free inside the last double angle (2g c^2 - g)
   // or the arcsine's coefficients: the integer signal leaving EvalMod then stays far above the
   // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
                       const Ciphertext& ct, i64 gain = 1) const;
-  long double output_scale(const Context& ctx, u32 level, long double scale) const {
-    return PolynomialEvaluator::propagate_scale(ctx, level, scale, level - params_.depth());
-  }
   // Plaintext reference of the same computation.
   double reference(double y) const;
 

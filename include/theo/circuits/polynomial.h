@@ -11,8 +11,7 @@
 // its level. Two level-l operands at Delta_l multiply and rescale onto Delta_{l-1}
 // (Delta_l^2 / r_l = Delta_{l-1} by the Context's definition), constants are encoded at Delta_l for
 // the same reason, and operands at different levels meet through Evaluator::level_down, which
-// lands on Delta of the target level; so every addition matches scales exactly. With keep_scale
-// the same holds for the plan S_(l-1) = S_l^2 / r_l anchored at the input's scale instead.
+// lands on Delta of the target level; so every addition matches scales exactly.
 
 #include <optional>
 
@@ -29,22 +28,11 @@ class PolynomialEvaluator {
   // p evaluated slot-wise on ct (slots must lie in [p.a, p.b], real or complex). The result is at
   // the default scale of its level, level = ct.level() - levels_consumed(ct, p), or output_level
   // when given (must be at or below that).
-  // keep_scale: the evaluation runs at the scales ct's own scale S_top implies, S_(l-1) =
-  // S_l^2 / r_l (no level spent to bring ct onto Delta), and the result carries
-  // propagate_scale(ctx, ct.level(), ct.scale(), result level). A caller choosing S_top near the
-  // level's prime product keeps every level at ~r_l instead of the damped defaults; the
-  // recurrence doubles any log-distance from r_l per level, so S_top must be chosen with care.
   Ciphertext evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
-                      std::optional<u32> output_level = std::nullopt,
-                      bool keep_scale = false) const;
+                      std::optional<u32> output_level = std::nullopt) const;
 
   // Levels evaluate() consumes on ct.
-  u32 levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p,
-                      bool keep_scale = false) const;
-  // The scale the recurrence S_(l-1) = S_l^2 / r_l reaches at to_level from `scale` at `level`
-  // (the defaults when `scale` is Delta_level).
-  static long double propagate_scale(const Context& ctx, u32 level, long double scale,
-                                     u32 to_level);
+  u32 levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p) const;
   // ceil(log2(degree + 1)): levels for a series on [-1, 1] at the default scale.
   static u32 depth(u32 degree);
 
@@ -52,7 +40,7 @@ class PolynomialEvaluator {
   Ciphertext affine_to_unit(const Ciphertext& ct, double a, double b) const;
 
  private:
-  bool needs_affine(const Ciphertext& ct, const ChebyshevSeries& p, bool keep_scale) const;
+  bool needs_affine(const Ciphertext& ct, const ChebyshevSeries& p) const;
   const Evaluator& ev_;
   const RelinKey& rlk_;
 };
