@@ -96,4 +96,19 @@ void key_mult_args(std::string_view op, const Backend& be, std::span<const Const
   }
 }
 
+void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstPolyRef a1,
+                 ConstPolyRef b0, ConstPolyRef b1, ConstPolyRef d0, ConstPolyRef d1,
+                 ConstPolyRef d2) {
+  poly(op, "a0", be, a0);
+  same_shape(op, "a0", a0, "a1", a1);
+  same_shape(op, "a0", a0, "b0", b0);
+  same_shape(op, "a0", a0, "b1", b1);
+  same_shape(op, "a0", a0, "d0", d0);
+  same_shape(op, "a0", a0, "d1", d1);
+  same_shape(op, "a0", a0, "d2", d2);
+  no_alias(op, "d0", d0, "d1", d1);
+  no_alias(op, "d0", d0, "d2", d2);
+  no_alias(op, "d1", d1, "d2", d2);
+}
+
 }  // namespace theo::checks

@@ -24,6 +24,11 @@ void no_alias(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::
 // "name[i]", for naming one element of a span argument.
 std::string indexed(std::string_view name, std::size_t i);
 
+// Arguments of Backend::tensor: all seven polys shaped alike, the three outputs distinct.
+void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstPolyRef a1,
+                 ConstPolyRef b0, ConstPolyRef b1, ConstPolyRef d0, ConstPolyRef d1,
+                 ConstPolyRef d2);
+
 // Arguments of Backend::key_mult: every digit and key poly shaped like out0 and out1, the counts
 // equal, and neither output aliasing an input or the other output.
 void key_mult_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> digits,

@@ -193,17 +193,7 @@ void CpuBackend::sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const 
 
 void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
                         PolyRef d0, PolyRef d1, PolyRef d2) {
-  constexpr std::string_view op = "tensor";
-  check(op, "a0", a0);
-  checks::same_shape(op, "a0", a0, "a1", a1);
-  checks::same_shape(op, "a0", a0, "b0", b0);
-  checks::same_shape(op, "a0", a0, "b1", b1);
-  checks::same_shape(op, "a0", a0, "d0", d0);
-  checks::same_shape(op, "a0", a0, "d1", d1);
-  checks::same_shape(op, "a0", a0, "d2", d2);
-  checks::no_alias(op, "d0", d0, "d1", d1);
-  checks::no_alias(op, "d0", d0, "d2", d2);
-  checks::no_alias(op, "d1", d1, "d2", d2);
+  checks::tensor_args("tensor", *this, a0, a1, b0, b1, d0, d1, d2);
   for_limbs(a0.limbs(), [&](u32 l) {
     const u32 n = a0.n;  // a local bound, so stores cannot alias it
     const Modulus m = modulus(a0.basis[l]);

@@ -273,17 +273,7 @@ class CudaBackend final : public Backend {
   }
   void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
               PolyRef d1, PolyRef d2) override {
-    constexpr std::string_view op = "tensor";
-    check(op, "a0", a0);
-    checks::same_shape(op, "a0", a0, "a1", a1);
-    checks::same_shape(op, "a0", a0, "b0", b0);
-    checks::same_shape(op, "a0", a0, "b1", b1);
-    checks::same_shape(op, "a0", a0, "d0", d0);
-    checks::same_shape(op, "a0", a0, "d1", d1);
-    checks::same_shape(op, "a0", a0, "d2", d2);
-    checks::no_alias(op, "d0", d0, "d1", d1);
-    checks::no_alias(op, "d0", d0, "d2", d2);
-    checks::no_alias(op, "d1", d1, "d2", d2);
+    checks::tensor_args("tensor", *this, a0, a1, b0, b1, d0, d1, d2);
     EwArgs args;
     args.in[0] = a0.data;
     args.in[1] = a1.data;
