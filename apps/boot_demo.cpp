@@ -3,6 +3,11 @@
 //
 //   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
+//                  [--evalmod-r r --evalmod-degree d] [--phases]
+//
+// --evalmod-r / --evalmod-degree fix EvalMod's double angles and cosine degree (K stays derived);
+// --phases also times each stage (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) with a
+// synchronization after each.
 //
 // --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
@@ -30,7 +35,8 @@ using Cplx = std::complex<double>;
 int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
-               "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]\n");
+               "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
+               "--evalmod-degree d] [--phases]\n");
   return 2;
 }
 
@@ -40,12 +46,14 @@ int main(int argc, char** argv) {
   std::string preset = "n16_s40_boot";
   theo::BootstrapConfig cfg;
   int runs = 3;
+  int evalmod_r = -1, evalmod_degree = -1;
+  bool phases = false;
   theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--slots" || a == "--runs" || a == "--cts" || a == "--stc" || a == "--evalmod" ||
-        a == "--backend") {
+        a == "--backend" || a == "--evalmod-r" || a == "--evalmod-degree") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--backend") {
@@ -59,8 +67,12 @@ int main(int argc, char** argv) {
       if (a == "--cts") cfg.cts_levels = x;
       if (a == "--stc") cfg.stc_levels = x;
       if (a == "--evalmod") cfg.evalmod_levels = x;
+      if (a == "--evalmod-r") evalmod_r = static_cast<int>(x);
+      if (a == "--evalmod-degree") evalmod_degree = static_cast<int>(x);
     } else if (a == "--min-keys") {
       cfg.min_keys = true;
+    } else if (a == "--phases") {
+      phases = true;
     } else if (a == "--insecure") {
       opts.allow_insecure = true;
     } else if (!a.empty() && a[0] != '-') {
@@ -74,15 +86,30 @@ int main(int argc, char** argv) {
     const auto setup_start = std::chrono::steady_clock::now();
     const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
+    if (evalmod_r >= 0 || evalmod_degree >= 0) {
+      theo::EvalModParams e;
+      e.k_bound = theo::EvalModParams::bound_for(ctx->params().sparse_hamming_weight, ctx->log_n(),
+                                                 ctx->level(0).limbs);
+      if (evalmod_r >= 0) e.double_angles = static_cast<theo::u32>(evalmod_r);
+      if (evalmod_degree >= 0) e.degree = static_cast<theo::u32>(evalmod_degree);
+      cfg.evalmod = e;
+    }
     theo::KeyGenerator keygen(ctx);
     const theo::SecretKey sk = keygen.create_secret_key();
     theo::Encoder encoder(ctx);
     theo::Encryptor encryptor(ctx, sk);
     theo::Decryptor decryptor(ctx, sk);
+    const auto boot_start = std::chrono::steady_clock::now();
     const theo::Bootstrapper boot(ctx, cfg);
     std::printf("%s", boot.describe().c_str());
+    const auto keys_start = std::chrono::steady_clock::now();
     const theo::BootstrappingKeys keys = boot.generate_keys(keygen, sk);
     ctx->backend().synchronize();
+    const auto keys_end = std::chrono::steady_clock::now();
+    auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    std::printf(
+        "set-up parts: context + secret key %.2f s, bootstrapper tables %.2f s, keys %.2f s\n",
+        secs(setup_start, boot_start), secs(boot_start, keys_start), secs(keys_start, keys_end));
     std::printf(
         "set-up (context, tables, bootstrapper, all keys): %.2f s\n",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count());
@@ -99,6 +126,30 @@ int main(int argc, char** argv) {
       ctx->backend().synchronize();
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (phases) {
+        // The same bootstrap stage by stage, synchronized after each: where the time goes.
+        using Clock = std::chrono::steady_clock;
+        auto lap = [&](Clock::time_point& t) {
+          ctx->backend().synchronize();
+          const auto now = Clock::now();
+          const double d = std::chrono::duration<double, std::milli>(now - t).count();
+          t = now;
+          return d;
+        };
+        auto t = Clock::now();
+        const theo::Ciphertext raised = boot.mod_raise(ct, keys);
+        const double t_raise = lap(t);
+        const theo::Ciphertext w = boot.coeff_to_slot(raised, keys.galois);
+        const double t_cts = lap(t);
+        const theo::Ciphertext red = boot.eval_mod(w, keys);
+        const double t_mod = lap(t);
+        const theo::Ciphertext o2 = boot.slot_to_coeff(red, keys.galois);
+        const double t_stc = lap(t);
+        std::printf(
+            "  phases: ModRaise %.2f ms, CoeffToSlot %.2f ms, EvalMod %.2f ms, "
+            "SlotToCoeff %.2f ms\n",
+            t_raise, t_cts, t_mod, t_stc);
+      }
       const auto got = encoder.decode(decryptor.decrypt(out));
       double err = 0;
       for (std::size_t i = 0; i < z.size(); ++i)

@@ -293,6 +293,20 @@ Ciphertext Bootstrapper::coeff_to_slot(const Ciphertext& raised, const GaloisKey
   return ct;
 }
 
+Ciphertext Bootstrapper::eval_mod(const Ciphertext& w, const BootstrappingKeys& keys) const {
+  const Impl& m = *impl_;
+  const i64 half = static_cast<i64>(ctx_->n() / 2);
+  Ciphertext wc = m.ev.conjugate(w, keys.galois);
+  Ciphertext re = m.ev.add(w, wc);
+  // (w - conj w) = 2i Im w; times X^(3N/2) = -i.
+  Ciphertext im = m.ev.multiply_monomial(m.ev.sub(w, wc), 3 * half);
+  const PolynomialEvaluator pe(m.ev, keys.relin);
+  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re, m.gain);
+  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im, m.gain);
+  m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
+  return mre;
+}
+
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const {
   Ciphertext out = impl_->ev.clone(ct);
   for (const auto& lt : impl_->stc)
@@ -312,16 +326,8 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingK
   const long double s_in = ct.scale();
   Ciphertext raised = mod_raise(ct, keys);
   Ciphertext w = coeff_to_slot(raised, keys.galois);
-  Ciphertext wc = m.ev.conjugate(w, keys.galois);
-  const i64 half = static_cast<i64>(c.n() / 2);
-  Ciphertext re = m.ev.add(w, wc);
-  // (w - conj w) = 2i Im w; times X^(3N/2) = -i.
-  Ciphertext im = m.ev.multiply_monomial(m.ev.sub(w, wc), 3 * half);
-  const PolynomialEvaluator pe(m.ev, keys.relin);
-  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re, m.gain);
-  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im, m.gain);
-  m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
-  Ciphertext out = slot_to_coeff(mre, keys.galois);
+  Ciphertext reduced = eval_mod(w, keys);
+  Ciphertext out = slot_to_coeff(reduced, keys.galois);
   out.set_slots(slots_);
   // SlotToCoeff assumed an input at Delta_0; any other input scale rides along in the output's.
   out.set_scale(out.scale() * (s_in / c.default_scale(0)));

@@ -96,6 +96,20 @@ void key_mult_args(std::string_view op, const Backend& be, std::span<const Const
   }
 }
 
+void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
+                         std::span<const u32> s, ConstPolyRef out) {
+  poly(op, "out", be, out);
+  if (a.empty()) fail(op, "a has no terms");
+  const std::size_t limbs = out.limbs();
+  same_count(op, "s", s.size(), "a.size() * limbs", a.size() * limbs);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const std::string name = indexed("a", k);
+    same_shape(op, "out", out, name, a[k]);
+    no_alias(op, name, a[k], "out", out);
+    limb_consts(op, indexed("s row", k), be, out, s.subspan(k * limbs, limbs));
+  }
+}
+
 void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstPolyRef a1,
                  ConstPolyRef b0, ConstPolyRef b1, ConstPolyRef d0, ConstPolyRef d1,
                  ConstPolyRef d2) {

@@ -71,6 +71,8 @@ class Bootstrapper {
   // Stages, exposed for tests and benchmarks.
   Ciphertext mod_raise(const Ciphertext& ct_level0, const BootstrappingKeys& keys) const;
   Ciphertext coeff_to_slot(const Ciphertext& raised, const GaloisKeys& keys) const;
+  // CoeffToSlot's output w -> Re w and Im w through EvalMod -> recombined, ready for SlotToCoeff.
+  Ciphertext eval_mod(const Ciphertext& w, const BootstrappingKeys& keys) const;
   Ciphertext slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const;
 
  private:

@@ -135,6 +135,11 @@ class Backend {
   // out_i = (a_i - b_i) * s_i   (rescale / ModDown tail)
   virtual void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
                               PolyRef out) = 0;
+  // out_i = sum_k a_k,i * s[k * L + i] (L = limbs; one row of canonical per-limb constants per
+  // term). All operands share one shape; out must not alias an input. A linear combination in one
+  // pass (the leaves of polynomial evaluation) instead of a multiply and an add per term.
+  virtual void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                              PolyRef out) = 0;
   // Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
   virtual void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
                       PolyRef d0, PolyRef d1, PolyRef d2) = 0;

@@ -34,6 +34,10 @@ void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstP
 void key_mult_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> digits,
                    std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                    ConstPolyRef out0, ConstPolyRef out1);
+// Arguments of Backend::mul_scalar_sum: at least one term, every term shaped like out and not
+// aliasing it, and one row of canonical per-limb constants per term.
+void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
+                         std::span<const u32> s, ConstPolyRef out);
 // Span lengths agree.
 void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
                 std::size_t b);

@@ -50,6 +50,8 @@ class CpuBackend final : public Backend {
   void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s, PolyRef out) override;
   void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
               PolyRef d1, PolyRef d2) override;
+  void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                      PolyRef out) override;
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;

@@ -208,6 +208,28 @@ void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, Const
   });
 }
 
+void CpuBackend::mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                                PolyRef out) {
+  checks::mul_scalar_sum_args("mul_scalar_sum", *this, a, s, out);
+  const u32 limbs = out.limbs();
+  for_limbs(limbs, [&](u32 l) {
+    const u32 n = out.n;  // a local bound, so stores cannot alias it
+    const u32 q = modulus(out.basis[l]).q;
+    u32* z = out.limb(l);
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const ShoupConst w = make_shoup(s[k * limbs + l], q);
+      const u32* x = a[k].limb(l);
+      if (k == 0) {
+        for (u32 c = 0; c < n; ++c)
+          z[c] = shoup_mul(x[c], w, q);
+      } else {
+        for (u32 c = 0; c < n; ++c)
+          z[c] = add_mod(z[c], shoup_mul(x[c], w, q), q);
+      }
+    }
+  });
+}
+
 void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
   checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);

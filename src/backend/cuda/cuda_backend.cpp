@@ -285,6 +285,23 @@ class CudaBackend final : public Backend {
     ew(EwOp::kTensor, args, a0.basis, nullptr);
   }
 
+  void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                      PolyRef out) override {
+    checks::mul_scalar_sum_args("mul_scalar_sum", *this, a, s, out);
+    const u32 limbs = out.limbs();
+    for (std::size_t k0 = 0; k0 < a.size(); k0 += kScalarSumTerms) {
+      const u32 terms = static_cast<u32>(std::min<std::size_t>(kScalarSumTerms, a.size() - k0));
+      ScalarSumArgs args{};
+      for (u32 k = 0; k < terms; ++k) {
+        args.a[k] = a[k0 + k].data;
+        for (u32 i = 0; i < limbs; ++i)
+          args.c[k][i] = to_mont(s[(k0 + k) * limbs + i], moduli_[out.basis.ids[i]]);
+      }
+      launch_mul_scalar_sum(args, terms, out.data, k0 > 0, n(), out.basis, mods_.get(),
+                            tuning_.elementwise_threads, stream());
+    }
+  }
+
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
     checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);

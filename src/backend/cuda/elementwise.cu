@@ -196,6 +196,50 @@ void launch_add_batch(bool subtract, const AddBatch& t, u32 count, u32 n, const 
     launch_add_batch_t<false>(t, count, n, basis, mods, sm_count, s);
 }
 
+namespace {
+
+template <int W>
+__global__ void mul_scalar_sum_kernel(const __grid_constant__ ScalarSumArgs args, u32 terms,
+                                      u32* out, bool accumulate, u32 n,
+                                      const __grid_constant__ Basis basis, const Modulus* mods) {
+  const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+  if (idx >= n) return;
+  const u32 limb = blockIdx.y;
+  const Modulus m = mods[basis.ids[limb]];
+  const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
+  u32 acc[W] = {};
+  if (accumulate) load_words<W>(out + off, acc);
+  for (u32 k = 0; k < terms; ++k) {
+    u32 x[W];
+    load_words<W>(args.a[k] + off, x);
+    const i32 c = static_cast<i32>(args.c[k][limb]);
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      acc[w] = add_mod(acc[w], mont_mul_c(x[w], c, m), m.q);
+  }
+  store_words<W>(out + off, acc);
+}
+
+}  // namespace
+
+void launch_mul_scalar_sum(const ScalarSumArgs& args, u32 terms, u32* out, bool accumulate, u32 n,
+                           const Basis& basis, const Modulus* mods, u32 block_threads,
+                           cudaStream_t s) {
+  if (basis.size == 0 || terms == 0) return;
+  bool vec = n % 4 == 0 && (reinterpret_cast<std::uintptr_t>(out) & 15u) == 0;
+  for (u32 k = 0; k < terms; ++k)
+    vec = vec && (reinterpret_cast<std::uintptr_t>(args.a[k]) & 15u) == 0;
+  const u32 w = vec ? 4 : 1;
+  const dim3 grid((n / w + block_threads - 1) / block_threads, basis.size);
+  if (vec)
+    mul_scalar_sum_kernel<4>
+        <<<grid, block_threads, 0, s>>>(args, terms, out, accumulate, n, basis, mods);
+  else
+    mul_scalar_sum_kernel<1>
+        <<<grid, block_threads, 0, s>>>(args, terms, out, accumulate, n, basis, mods);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
 void launch_elementwise(EwOp op, const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods,
                         const LimbConsts* consts, u32 threads, cudaStream_t s) {
   if (basis.size == 0) return;

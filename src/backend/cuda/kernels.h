@@ -93,6 +93,18 @@ struct AddBatch {
 void launch_add_batch(bool subtract, const AddBatch& t, u32 count, u32 n, const Basis& basis,
                       const Modulus* mods, int sm_count, cudaStream_t s);
 
+// out = sum_k a_k * c_k (+ out when accumulate), c_k one Montgomery-form constant per limb.
+// Constants travel as kernel parameters (about 8 KB: CUDA >= 12.1 allows 32 KB), so the launch
+// needs no upload and can be graph-captured.
+inline constexpr u32 kScalarSumTerms = 8;
+struct ScalarSumArgs {
+  const u32* a[kScalarSumTerms];
+  u32 c[kScalarSumTerms][kMaxLimbs];
+};
+void launch_mul_scalar_sum(const ScalarSumArgs& args, u32 terms, u32* out, bool accumulate, u32 n,
+                           const Basis& basis, const Modulus* mods, u32 block_threads,
+                           cudaStream_t s);
+
 // EventTimer's stream hold: a one-thread kernel that spins until *release (mapped host memory)
 // is nonzero, or gives up after 0.2 s and sets *timed_out.
 void launch_hold_stream(const u32* release, u32* timed_out, cudaStream_t s);
