@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   int runs = 3;
   int evalmod_r = -1, evalmod_degree = -1;
   bool phases = false;
+  bool diagnose = false;
   theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
       cfg.min_keys = true;
     } else if (a == "--phases") {
       phases = true;
+    } else if (a == "--diagnose") {
+      diagnose = true;
     } else if (a == "--insecure") {
       opts.allow_insecure = true;
     } else if (!a.empty() && a[0] != '-') {
@@ -149,6 +152,13 @@ int main(int argc, char** argv) {
             "  phases: ModRaise %.2f ms, CoeffToSlot %.2f ms, EvalMod %.2f ms, "
             "SlotToCoeff %.2f ms\n",
             t_raise, t_cts, t_mod, t_stc);
+      }
+      if (diagnose && boot.slots() == ctx->max_slots()) {
+        const auto e = boot.diagnose(ct, keys, z, decryptor);
+        std::printf(
+            "  error by stage (log2 max slot error): approximation %.2f, CoeffToSlot %.2f, "
+            "EvalMod %.2f, SlotToCoeff %.2f, total %.2f\n",
+            e.approximation, e.coeff_to_slot, e.eval_mod, e.slot_to_coeff, e.total);
       }
       const auto got = encoder.decode(decryptor.decrypt(out));
       double err = 0;

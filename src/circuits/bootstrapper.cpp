@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "circuits/bootstrapper_impl.h"
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -59,25 +60,6 @@ class ProgressBar {
 };
 
 }  // namespace
-
-struct Bootstrapper::Impl {
-  Impl(std::shared_ptr<const Context> c) : ev(c), encoder(c) {}
-  Evaluator ev;
-  Encoder encoder;
-  BootstrapConfig config;
-  u32 top = 0;
-  u32 cts_levels = 0, stc_levels = 0;
-  long double q0 = 0;
-  long double raised_scale = 0;
-  std::shared_ptr<const BConvPlan> raise_plan;  // level-0 primes -> the top level's others
-  Basis raise_rest;
-  // The top level's limbs as runs [start, start + count): copied from level 0 or from raise_rest.
-  std::vector<std::tuple<u32, u32, bool>> raise_runs;
-  std::vector<LinearTransform> cts, stc;
-  std::optional<EvalMod> mod;
-  std::vector<int> subsum_rotations;
-  i64 gain = 1;  // EvalMod output gain
-};
 
 Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapConfig& config)
     : ctx_(ctx ? std::move(ctx) : throw ContextError("Bootstrapper: the Context is null")),
@@ -155,6 +137,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // after SubSum), so Re and Im come out as t / (q0 K) in [-1, 1].
   const long double cts_scale = m.raised_scale / (2 * m.q0 * emp.k_bound * gap);
   const LinearTransformOptions lt_opts{0, config.min_keys, std::nullopt};
+  m.cts_scale = cts_scale;
   const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(cts_scale));
   // Between CoeffToSlot levels the values t / (q0 K) carry the message only in their low bits
   // (|Delta_0 m| is about 2^-21 of q0 K at N = 2^16), while a rotation adds a fixed absolute
@@ -184,6 +167,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) && m.gain < (i64{1} << 40))
     m.gain *= 2;
   const long double stc_scale = stc_total / static_cast<long double>(m.gain);
+  m.stc_scale = stc_scale;
   auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
   stc.back().scale_by(static_cast<double>(stc_scale));
   for (u32 i = 0; i < stc.size(); ++i) {

@@ -29,14 +29,19 @@ u32 common_stride(const DiagonalMatrix& m) {
   return std::max<u32>(stride, 1);
 }
 
-u32 rotation_cost(const DiagonalMatrix& m, u32 stride, u32 n1) {
+// Relative cost of a BSGS split with n1 baby steps. With double hoisting a baby step is a KeyMult
+// and an automorphism of the shared ModUp digits (no ModDown), while a giant step is a whole key
+// switch (ModDown, ModUp, KeyMult: about six baby steps at the bootstrapping levels); in min-keys
+// mode both are full key switches.
+u32 rotation_cost(const DiagonalMatrix& m, u32 stride, u32 n1, bool min_keys) {
   std::set<u32> babies, giants;
   for (const auto& [k, d] : m.diagonals) {
     const u32 kk = k / stride;
-    babies.insert(kk % n1);
-    giants.insert(kk - kk % n1);
+    if (kk % n1 != 0) babies.insert(kk % n1);
+    if (kk - kk % n1 != 0) giants.insert(kk - kk % n1);
   }
-  return static_cast<u32>(babies.size() + giants.size());
+  const u32 giant_weight = min_keys ? 1 : 6;
+  return static_cast<u32>(babies.size() + giant_weight * giants.size());
 }
 
 }  // namespace
@@ -124,7 +129,7 @@ LinearTransform::LinearTransform(const Encoder& encoder, const DiagonalMatrix& m
   if (n1 == 0) {
     u32 best = ~0u;
     for (u32 c = 1; c <= m.slots / stride; c <<= 1) {
-      const u32 cost = rotation_cost(m, stride, c);
+      const u32 cost = rotation_cost(m, stride, c, options.min_keys);
       if (cost < best) {
         best = cost;
         n1 = c;
@@ -151,6 +156,20 @@ LinearTransform::LinearTransform(const Encoder& encoder, const DiagonalMatrix& m
     }
     giants_.push_back(std::move(giant));
   }
+  if (!min_keys_) extend_diagonals(Evaluator(encoder.context()));
+}
+
+void LinearTransform::extend_diagonals(const Evaluator& ev) {
+  // Double hoisting multiplies the baby steps in the key-switching domain Q_l u P, so the
+  // diagonals are lifted there once; their Q_l form is then no longer needed.
+  for (Giant& g : giants_) {
+    std::vector<const Plaintext*> pts;
+    for (const auto& [bi, pt] : g.bs)
+      pts.push_back(&pt);
+    g.extended = ev.extend(pts);
+    for (auto& [bi, pt] : g.bs)
+      pt = Plaintext();
+  }
 }
 
 std::vector<int> LinearTransform::rotations() const {
@@ -174,20 +193,17 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
   if (std::fabs(ct.scale() / input_scale_ - 1) > ev.context()->scale_tolerance()) {
     throw ScaleError("LinearTransform: input scale differs from the scale it was encoded for");
   }
+  if (!min_keys_) return evaluate_double_hoisted(ev, ct, keys);
+  // Min-keys mode: every rotation composed of power-of-two ones, each a full key switch.
   std::vector<Ciphertext> babies;
-  if (min_keys_) {
-    u32 prev = 0;
-    for (const u32 b : babies_) {
-      if (babies.empty()) {
-        babies.push_back(rotate_pow2(ev, ct, b, slots_, keys));
-      } else {
-        babies.push_back(rotate_pow2(ev, babies.back(), b - prev, slots_, keys));
-      }
-      prev = b;
+  u32 prev = 0;
+  for (const u32 b : babies_) {
+    if (babies.empty()) {
+      babies.push_back(rotate_pow2(ev, ct, b, slots_, keys));
+    } else {
+      babies.push_back(rotate_pow2(ev, babies.back(), b - prev, slots_, keys));
     }
-  } else {
-    std::vector<int> rots(babies_.begin(), babies_.end());
-    babies = ev.rotate_hoisted(ct, rots, keys);
+    prev = b;
   }
   std::optional<Ciphertext> result;
   for (const Giant& g : giants_) {
@@ -204,10 +220,7 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
     // terms, so at input_scale * cs (about Delta^2) it vanishes, while after the rescale it would
     // weigh as much as the data's own noise floor at Delta_(level-1). A single rescale of the sum
     // also adds its rounding noise once instead of once per giant step.
-    if (g.shift != 0) {
-      *acc = min_keys_ ? rotate_pow2(ev, *acc, g.shift, slots_, keys)
-                       : ev.rotate(*acc, static_cast<int>(g.shift), keys);
-    }
+    if (g.shift != 0) *acc = rotate_pow2(ev, *acc, g.shift, slots_, keys);
     if (result) {
       ev.add_inplace(*result, *acc);
     } else {
@@ -215,6 +228,40 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
     }
   }
   Ciphertext out = ev.rescale(*result);
+  out.set_scale(output_scale_);
+  return out;
+}
+
+// Baby steps stop before ModDown (P * rot_b(ct) over Q_l u P), each giant step sums its diagonal
+// products there in one pass, ModDowns once and rotates (again stopping before ModDown), and the
+// giants' sum takes one ModDown merged with the rescale: per level one ModDown per giant step
+// instead of one per rotation, and every plaintext product is rounded once, at the end.
+Ciphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
+                                                    const GaloisKeys& keys) const {
+  const std::vector<int> rots(babies_.begin(), babies_.end());
+  const std::vector<ExtendedCiphertext> babies = ev.rotate_hoisted_extended(ct, rots, keys);
+  std::optional<ExtendedCiphertext> result;
+  for (const Giant& g : giants_) {
+    std::vector<const ExtendedCiphertext*> cts;
+    std::vector<const ExtendedPlaintext*> pts;
+    for (std::size_t k = 0; k < g.bs.size(); ++k) {
+      cts.push_back(&babies[g.bs[k].first]);
+      pts.push_back(&g.extended[k]);
+    }
+    ExtendedCiphertext acc = ev.multiply_plain_sum(cts, pts);
+    if (g.shift != 0) {
+      // Rotated before the rescale, at about Delta^2: its key-switching noise vanishes there.
+      const Ciphertext down = ev.mod_down(std::move(acc));
+      const int shift[] = {static_cast<int>(g.shift)};
+      acc = std::move(ev.rotate_hoisted_extended(down, shift, keys).front());
+    }
+    if (result) {
+      ev.add_inplace(*result, acc);
+    } else {
+      result = std::move(acc);
+    }
+  }
+  Ciphertext out = ev.mod_down_rescale(std::move(*result));
   out.set_scale(output_scale_);
   return out;
 }

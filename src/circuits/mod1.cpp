@@ -92,9 +92,9 @@ EvalModParams EvalModParams::derive(u32 hamming_weight, u32 log_n, u32 level0_li
           err = std::max(err, std::abs(c - std::sin(kTwoPi * x)));
         }
       }
-      // Rounding noise (~2^-45 of the slot values) grows by 2 pi K at the interpolant and up to
-      // 4 per double angle.
-      const double noise = 0x1p-45 * kTwoPi * k * std::ldexp(1.0, 2 * static_cast<int>(r));
+      // Rounding noise (~2^-45 of the slot values): the input's grows by 2 pi K whatever r is (the
+      // derivative of sin(2 pi x) in y = x / K), the interpolant's own by up to 4 per double angle.
+      const double noise = 0x1p-45 * (kTwoPi * k + std::ldexp(1.0, 2 * static_cast<int>(r)));
       cands.push_back({r, d, err + noise});
     }
   }
@@ -163,9 +163,10 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
   Ciphertext c = pe.evaluate(ct, cs);
   for (u32 j = 0; j < r; ++j) {
     const i64 a2 = amp[j] * amp[j];
-    Ciphertext sq = ev.multiply_integer(ev.square(c, rlk), 2 * amp[j + 1] / a2);
+    // The integer factor rides on one operand (exact), so relinearization and rescale merge.
+    Ciphertext sq = ev.multiply_relin_rescale(ev.multiply_integer(c, 2 * amp[j + 1] / a2), c, rlk);
     ev.add_const_inplace(sq, -static_cast<double>(amp[j + 1]));
-    c = ev.rescale(sq);
+    c = std::move(sq);
   }
   if (params_.arcsine_degree) {
     ChebyshevSeries a = arcsine_;

@@ -55,19 +55,19 @@ class ChebyshevBasis {
  private:
   Ciphertext compute(u32 i) {
     if (std::has_single_bit(i)) {
-      // T_2m = 2 T_m^2 - 1
-      Ciphertext sq = ev_.square(get(i / 2), rlk_);
-      sq = ev_.multiply_integer(sq, 2);
+      // T_2m = 2 T_m^2 - 1 (relinearization merged with the rescale; the factor 2 rides on one
+      // operand, exactly)
+      const Ciphertext& t = get(i / 2);
+      Ciphertext sq = ev_.multiply_relin_rescale(ev_.multiply_integer(t, 2), t, rlk_);
       ev_.add_const_inplace(sq, -1.0);
-      return ev_.rescale(sq);
+      return sq;
     }
     // T_(m+n) = 2 T_m T_n - T_(m-n), m the power of two just below i.
     const u32 m = u32{1} << (ceil_log2(i) - 1);
     const u32 n = i - m;
     const u32 lv = level_of(m);
-    Ciphertext prod = ev_.multiply(at(m, lv), at(n, lv), rlk_);
-    prod = ev_.multiply_integer(prod, 2);
-    prod = ev_.rescale(prod);
+    Ciphertext prod =
+        ev_.multiply_relin_rescale(ev_.multiply_integer(at(m, lv), 2), at(n, lv), rlk_);
     ev_.sub_inplace(prod, at(m - n, lv - 1));
     return prod;
   }
@@ -108,7 +108,7 @@ class Recursion {
     } else {
       const u32 lv = std::min(pq.ct->level(), basis_.level_of(g));
       const Ciphertext qa = pq.ct->level() == lv ? std::move(*pq.ct) : ev_.level_down(*pq.ct, lv);
-      prod = ev_.rescale(ev_.multiply(qa, basis_.at(g, lv), rlk_));
+      prod = ev_.multiply_relin_rescale(qa, basis_.at(g, lv), rlk_);
     }
     if (!pr.ct) {
       if (pr.constant != 0) ev_.add_const_inplace(prod, pr.constant);
@@ -124,23 +124,22 @@ class Recursion {
     return ev_.rescale(ev_.multiply_const(t, coeff, ev_.context()->default_scale(lv)));
   }
 
-  // sum_{i<=d} c_i T_i with every term lowered to the level of T_d: the products all carry
-  // Delta_lv^2, so they add exactly, and one rescale lands on Delta_(lv-1).
+  // sum_{i<=d} c_i T_i at the level of T_d and scale Delta_lv^2, in one pass per polynomial
+  // (Evaluator::linear_combination reads the higher T_i in place, their coefficients encoded at
+  // Delta_lv^2 / scale(T_i)); one rescale then lands on Delta_(lv-1).
   Partial leaf(const std::vector<double>& c, u32 d) {
     const u32 lv = basis_.level_of(d);
     const long double delta = ev_.context()->default_scale(lv);
-    std::optional<Ciphertext> acc;
+    std::vector<const Ciphertext*> terms;
+    std::vector<double> coeffs;
     for (u32 i = 1; i <= d; ++i) {
       if (c[i] == 0) continue;
-      Ciphertext term = ev_.multiply_const(basis_.at(i, lv), c[i], delta);
-      if (acc) {
-        ev_.add_inplace(*acc, term);
-      } else {
-        acc = std::move(term);
-      }
+      terms.push_back(&basis_.get(i));
+      coeffs.push_back(c[i]);
     }
-    if (c[0] != 0) ev_.add_const_inplace(*acc, c[0]);
-    return Partial{ev_.rescale(*acc), 0};
+    Ciphertext acc = ev_.linear_combination(terms, coeffs, lv, delta * delta);
+    if (c[0] != 0) ev_.add_const_inplace(acc, c[0]);
+    return Partial{ev_.rescale(acc), 0};
   }
 
   Ciphertext add_aligned(Ciphertext a, Ciphertext b) {

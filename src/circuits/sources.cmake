@@ -5,4 +5,5 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/linear_transform.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dft.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mod1.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bootstrap_diagnostics.cpp)

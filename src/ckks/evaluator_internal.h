@@ -6,6 +6,7 @@
 
 #include "theo/ckks/ciphertext.h"
 #include "theo/ckks/context.h"
+#include "theo/ckks/keys.h"
 
 namespace theo::detail {
 
@@ -16,5 +17,10 @@ Ciphertext lower_ciphertext(const Context& ctx, const Ciphertext& ct, u32 level,
                             std::optional<long double> target_scale);
 Plaintext lower_plaintext(const Context& ctx, const Plaintext& pt, u32 level,
                           std::optional<long double> target_scale);
+
+// The key for Galois element g, or MissingKeyError saying how to generate it (naming the
+// rotation when given).
+const SwitchingKey& find_galois_key(const Context& ctx, const GaloisKeys& keys, u32 g,
+                                    std::optional<int> rotation);
 
 }  // namespace theo::detail

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ckks/checks.h"
+#include "ckks/evaluator_internal.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -28,9 +29,7 @@ std::string describe_missing(const Context& ctx, u32 g, std::optional<int> rotat
 
 const SwitchingKey& find_key(const Context& ctx, const GaloisKeys& keys, u32 g,
                              std::optional<int> rotation) {
-  const SwitchingKey* key = keys.find(g);
-  if (key == nullptr) throw MissingKeyError(describe_missing(ctx, g, rotation));
-  return *key;
+  return detail::find_galois_key(ctx, keys, g, rotation);
 }
 
 void require_relinearized(const Ciphertext& a, const char* op) {
@@ -41,6 +40,13 @@ void require_relinearized(const Ciphertext& a, const char* op) {
 }
 
 }  // namespace
+
+const SwitchingKey& detail::find_galois_key(const Context& ctx, const GaloisKeys& keys, u32 g,
+                                            std::optional<int> rotation) {
+  const SwitchingKey* key = keys.find(g);
+  if (key == nullptr) throw MissingKeyError(describe_missing(ctx, g, rotation));
+  return *key;
+}
 
 Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_element,
                                    const GaloisKeys& keys) const {

@@ -152,12 +152,30 @@ Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys
   }
   std::vector<RnsPoly> current;
   long double s = scale;
-  for (u32 j = from; j > to; --j) {
+  // When S_(to+1) is a window of S_from, drop straight to level to + 1 (value and scale kept, the
+  // limbs read in place) and rescale once: one INTT -> BConv -> NTT pass instead of one per level.
+  // Only when that one step's multiplier is large enough to land on the goal precisely.
+  u32 start = from;
+  std::vector<ConstPolyRef> dropped;
+  if (from > to + 1) {
+    const LevelData& mid = ctx.level(to + 1);
+    const long double k_exact = goal * mid.rescale_ratio / s;
+    if (mid.first_id >= src.first_id && mid.first_id + mid.limbs <= src.first_id + src.limbs &&
+        k_exact >= 0x1p20L && k_exact <= 0x1p62L) {
+      for (const ConstPolyRef& x : polys)
+        dropped.push_back(x.slice(mid.first_id - src.first_id, mid.limbs));
+      start = to + 1;
+    }
+  }
+  for (u32 j = start; j > to; --j) {
     const LevelData& lv = ctx.level(j);
     const long double want = (j - 1 == to) ? goal : ctx.level(j - 1).scale;
     const u64 k = choose_multiplier(ctx, want * lv.rescale_ratio / s, ctx.level(j - 1).q_basis);
     std::vector<ConstPolyRef> in;
-    if (current.empty()) {
+    if (!dropped.empty()) {
+      in = std::move(dropped);
+      dropped.clear();
+    } else if (current.empty()) {
       in.assign(polys.begin(), polys.end());
     } else {
       for (const RnsPoly& p : current)

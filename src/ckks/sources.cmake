@@ -11,4 +11,6 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/evaluator_combine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/evaluator_hoisting.cpp
   ${CMAKE_CURRENT_LIST_DIR}/serialization.cpp)

@@ -20,6 +20,7 @@
 #include "theo/circuits/linear_transform.h"
 #include "theo/circuits/mod1.h"
 #include "theo/ckks/encoder.h"
+#include "theo/ckks/encryptor.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/ckks/key_generator.h"
 
@@ -67,6 +68,21 @@ class Bootstrapper {
   const EvalModParams& evalmod_params() const;
   // The level plan and parameters, one line each.
   std::string describe() const;
+
+  // Where the error of one bootstrapping comes from (full slots only). Decrypts every stage's
+  // output with `sk` (a diagnostic: the secret key never belongs on the server) and continues each
+  // in plaintext double precision to the output slots, so each figure is the max slot error a stage
+  // adds there: log2 values. `message` is what `ct` encrypts.
+  struct ErrorBreakdown {
+    double approximation = 0;  // noise-free pipeline vs the message (EvalMod's interpolant)
+    double coeff_to_slot = 0;
+    double eval_mod = 0;  // its noise, beyond the interpolant
+    double slot_to_coeff = 0;
+    double total = 0;
+  };
+  ErrorBreakdown diagnose(const Ciphertext& ct, const BootstrappingKeys& keys,
+                          const std::vector<std::complex<double>>& message,
+                          const Decryptor& decryptor) const;
 
   // Stages, exposed for tests and benchmarks.
   Ciphertext mod_raise(const Ciphertext& ct_level0, const BootstrappingKeys& keys) const;

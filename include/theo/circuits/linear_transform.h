@@ -58,9 +58,14 @@ class LinearTransform {
   Ciphertext evaluate(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& keys) const;
 
  private:
+  void extend_diagonals(const Evaluator& ev);
+  Ciphertext evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
+                                     const GaloisKeys& keys) const;
   struct Giant {
     u32 shift = 0;                              // rotation g * stride
     std::vector<std::pair<u32, Plaintext>> bs;  // (baby index into babies_, diagonal)
+    // The diagonals over Q_l u P (double hoisting; empty in min-keys mode, which keeps `bs`).
+    std::vector<ExtendedPlaintext> extended;
   };
   u32 level_ = 0;
   u32 slots_ = 0;

@@ -13,6 +13,7 @@
 
 #include "theo/ckks/ciphertext.h"
 #include "theo/ckks/context.h"
+#include "theo/ckks/extended.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/ckks/keys.h"
 
@@ -58,6 +59,13 @@ class Evaluator {
                             std::optional<long double> const_scale = std::nullopt) const;
   void multiply_const_inplace(Ciphertext& a, std::complex<double> c,
                               std::optional<long double> const_scale = std::nullopt) const;
+  // sum_k coeffs[k] * terms[k] at `level`, at scale `scale` (e.g. Delta_level^2, so that a
+  // rescale then lands on Delta_(level-1)). Terms: relinearized, at level >= `level`, any scales.
+  // A term whose modulus holds Q_level as a window of its limbs is read in place with its
+  // coefficient encoded at scale / term.scale() (no lowering); others are lowered first. One pass
+  // per polynomial over all terms.
+  Ciphertext linear_combination(std::span<const Ciphertext* const> terms,
+                                std::span<const double> coeffs, u32 level, long double scale) const;
   // Multiplies by an integer (the scale is unchanged, the slot values are multiplied by k).
   Ciphertext multiply_integer(const Ciphertext& a, i64 k) const;
   // Multiplies by the monomial X^k (k any integer; X^N = -1). X^(N/2) multiplies slots by i.
@@ -87,6 +95,23 @@ class Evaluator {
                                          const GaloisKeys& keys) const {
     return rotate_hoisted(a, std::span<const int>(rotations.begin(), rotations.size()), keys);
   }
+  // ---- double hoisting (theo/ckks/extended.h) --------------------------------------------------
+  // Plaintexts of one level lifted exactly to Q_l u P (INTT, exact BConv to P, NTT).
+  std::vector<ExtendedPlaintext> extend(std::span<const Plaintext* const> pts) const;
+  // Hoisted rotations that stop before ModDown: P * rot_r(a) over Q_l u P (r = 0: P * a).
+  std::vector<ExtendedCiphertext> rotate_hoisted_extended(const Ciphertext& a,
+                                                          std::span<const int> rotations,
+                                                          const GaloisKeys& keys) const;
+  // sum_k cts[k] * pts[k] over Q_l u P in one pass (Backend::key_mult); all products must carry
+  // the same scale.
+  ExtendedCiphertext multiply_plain_sum(std::span<const ExtendedCiphertext* const> cts,
+                                        std::span<const ExtendedPlaintext* const> pts) const;
+  void add_inplace(ExtendedCiphertext& a, const ExtendedCiphertext& b) const;
+  // Back to Q_l (the input is consumed: its P limbs are scratch).
+  Ciphertext mod_down(ExtendedCiphertext&& a) const;
+  // ModDown merged with the rescale to level - 1 (one rounding).
+  Ciphertext mod_down_rescale(ExtendedCiphertext&& a) const;
+
   // phi_g for any odd Galois element g that has a key.
   Ciphertext apply_galois(const Ciphertext& a, u32 galois_element, const GaloisKeys& keys) const;
 

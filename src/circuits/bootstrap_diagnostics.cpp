@@ -1,0 +1,79 @@
+// Bootstrapper::diagnose: the error of one bootstrapping, stage by stage, in output-slot units.
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "circuits/bootstrapper_impl.h"
+#include "theo/circuits/dft.h"
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+using Slots = std::vector<Complex>;
+
+Slots apply_all(const std::vector<DiagonalMatrix>& ms, Slots v) {
+  for (const DiagonalMatrix& m : ms)
+    v = m.apply(v);
+  return v;
+}
+
+double log2_max_diff(const Slots& a, const Slots& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    e = std::max(e, std::abs(a[i] - b[i]));
+  return e > 0 ? std::log2(e) : -1000.0;
+}
+
+}  // namespace
+
+Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
+                                                    const BootstrappingKeys& keys,
+                                                    const std::vector<Complex>& message,
+                                                    const Decryptor& decryptor) const {
+  const Impl& m = *impl_;
+  if (slots_ != ctx_->max_slots()) {
+    throw ParameterError("Bootstrapper::diagnose: full slots only (this one has " +
+                         std::to_string(slots_) + ")");
+  }
+  if (message.size() != slots_) {
+    throw ParameterError("Bootstrapper::diagnose: the message has " +
+                         std::to_string(message.size()) + " slots, expected " +
+                         std::to_string(slots_));
+  }
+  const Encoder& enc = m.encoder;
+  auto dec = [&](const Ciphertext& c) { return enc.decode(decryptor.decrypt(c)); };
+  const Ciphertext ct = ct_in.level() > 0 ? m.ev.level_down(ct_in, 0) : m.ev.clone(ct_in);
+  const Ciphertext raised = mod_raise(ct, keys);
+  const Ciphertext w = coeff_to_slot(raised, keys.galois);
+  const Ciphertext reduced = eval_mod(w, keys);
+  Ciphertext out = slot_to_coeff(reduced, keys.galois);
+  out.set_scale(out.scale() * (ct.scale() / ctx_->default_scale(0)));
+
+  // The plaintext pipeline, from any stage's decrypted output onwards.
+  const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(m.cts_scale));
+  auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
+  stc.back().scale_by(static_cast<double>(m.stc_scale));
+  const double gain = static_cast<double>(m.gain);
+  auto mod_plain = [&](const Slots& v) {
+    Slots r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      r[i] = gain * Complex(m.mod->reference(2 * v[i].real()), m.mod->reference(2 * v[i].imag()));
+    return r;
+  };
+  const Slots ideal = apply_all(stc, mod_plain(apply_all(cts, dec(raised))));
+  const Slots from_cts = apply_all(stc, mod_plain(dec(w)));
+  const Slots from_mod = apply_all(stc, dec(reduced));
+  const Slots final_slots = dec(out);
+  ErrorBreakdown e;
+  e.approximation = log2_max_diff(ideal, message);
+  e.coeff_to_slot = log2_max_diff(from_cts, ideal);
+  e.eval_mod = log2_max_diff(from_mod, from_cts);
+  e.slot_to_coeff = log2_max_diff(final_slots, from_mod);
+  e.total = log2_max_diff(final_slots, message);
+  return e;
+}
+
+}  // namespace theo

@@ -1,0 +1,77 @@
+// Evaluator: linear combinations of ciphertexts in one pass per polynomial.
+
+#include <cmath>
+#include <string>
+
+#include "ckks/checks.h"
+#include "ckks/evaluator_internal.h"
+#include "theo/ckks/evaluator.h"
+#include "theo/errors.h"
+
+namespace theo {
+
+Ciphertext Evaluator::linear_combination(std::span<const Ciphertext* const> terms,
+                                         std::span<const double> coeffs, u32 level,
+                                         long double scale) const {
+  if (terms.empty()) throw ParameterError("linear_combination: no terms");
+  if (terms.size() != coeffs.size()) {
+    throw ParameterError("linear_combination: " + std::to_string(terms.size()) + " terms but " +
+                         std::to_string(coeffs.size()) + " coefficients");
+  }
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    throw ParameterError("linear_combination: the target scale must be positive and finite");
+  }
+  const LevelData& dst = ctx_->level(level);
+  u32 slots = 0;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    if (terms[k] == nullptr) throw ParameterError("linear_combination: a term is null");
+    detail::require_usable(*ctx_, *terms[k], "linear_combination: term");
+    if (terms[k]->size() != 2) {
+      throw ParameterError("linear_combination: a term has " + std::to_string(terms[k]->size()) +
+                           " polynomials; relinearize it first");
+    }
+    if (terms[k]->level() < level) {
+      throw LevelError("linear_combination: a term is at level " +
+                       std::to_string(terms[k]->level()) + ", below the target level " +
+                       std::to_string(level));
+    }
+    if (!std::isfinite(coeffs[k])) {
+      throw ParameterError("linear_combination: coefficient " + std::to_string(k) +
+                           " is not finite");
+    }
+    slots = std::max(slots, terms[k]->slots());
+  }
+  // A term whose level holds Q_level as a window of its limbs is read in place: the coefficient
+  // is encoded at scale / term.scale(), so the product lands on `scale` without lowering the term
+  // (no rescale, no copy). Other terms are lowered first.
+  std::vector<Ciphertext> lowered;
+  lowered.reserve(terms.size());
+  std::vector<ConstPolyRef> p0, p1;
+  std::vector<u32> consts;
+  consts.reserve(terms.size() * dst.limbs);
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    const Ciphertext* t = terms[k];
+    const LevelData& src = ctx_->level(t->level());
+    const bool window =
+        dst.first_id >= src.first_id && dst.first_id + dst.limbs <= src.first_id + src.limbs;
+    if (!window) {
+      lowered.push_back(detail::lower_ciphertext(*ctx_, *t, level, std::nullopt));
+      t = &lowered.back();
+    }
+    const u32 offset = dst.first_id - ctx_->level(t->level()).first_id;
+    p0.push_back(t->poly(0).cref().slice(offset, dst.limbs));
+    p1.push_back(t->poly(1).cref().slice(offset, dst.limbs));
+    const std::vector<u32> r = detail::residues_of(
+        static_cast<long double>(coeffs[k]) * scale / t->scale(), *ctx_, dst.q_basis);
+    consts.insert(consts.end(), r.begin(), r.end());
+  }
+  Backend& be = ctx_->backend();
+  std::vector<RnsPoly> polys;
+  polys.push_back(be.make_poly(dst.q_basis));
+  polys.push_back(be.make_poly(dst.q_basis));
+  be.mul_scalar_sum(p0, consts, polys[0].ref());
+  be.mul_scalar_sum(p1, consts, polys[1].ref());
+  return Ciphertext(ctx_->id(), level, scale, slots, std::move(polys));
+}
+
+}  // namespace theo

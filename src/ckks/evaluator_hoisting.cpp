@@ -1,0 +1,190 @@
+// Evaluator: double hoisting in the key-switching domain Q_l u P (theo/ckks/extended.h).
+
+#include <string>
+
+#include "ckks/checks.h"
+#include "ckks/evaluator_internal.h"
+#include "ckks/rescaler.h"
+#include "theo/ckks/evaluator.h"
+#include "theo/errors.h"
+#include "theo/ring/automorphism.h"
+
+namespace theo {
+
+namespace {
+
+void require_extended(const Context& ctx, const ExtendedCiphertext& a, const char* what) {
+  if (a.empty()) throw ContextError(std::string(what) + " is empty (moved-from or default)");
+  if (a.context_id != ctx.id()) {
+    throw ContextError(std::string(what) + " belongs to another Context");
+  }
+}
+
+}  // namespace
+
+std::vector<ExtendedPlaintext> Evaluator::extend(std::span<const Plaintext* const> pts) const {
+  std::vector<ExtendedPlaintext> out;
+  if (pts.empty()) return out;
+  for (const Plaintext* p : pts) {
+    if (p == nullptr) throw ParameterError("extend: a plaintext is null");
+    detail::require_usable(*ctx_, *p, "extend: plaintext");
+    if (p->level() != pts.front()->level()) {
+      throw LevelError("extend: plaintexts at levels " + std::to_string(pts.front()->level()) +
+                       " and " + std::to_string(p->level()) + "; extend one level at a time");
+    }
+  }
+  const u32 level = pts.front()->level();
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  // The plaintext's integer coefficients are far below Q_l / 2, so the exact BConv gives their
+  // residues mod P without error.
+  const auto plan = be.make_bconv(lv.q_basis, ctx_->p_basis(), /*exact=*/true);
+  RnsPoly coeff = be.make_poly(lv.q_basis);
+  for (const Plaintext* p : pts) {
+    ExtendedPlaintext e{ctx_->id(), level, p->scale(), be.make_poly(lv.pq_basis)};
+    be.copy(p->poly().cref(), e.poly.slice(0, lv.limbs));
+    be.copy(p->poly().cref(), coeff.ref());
+    const PolyRef c[] = {coeff.ref()};
+    be.intt(c);
+    const PolyRef p_part = e.poly.slice(lv.limbs, ctx_->alpha());
+    be.bconv(*plan, coeff.cref(), p_part);
+    const PolyRef pp[] = {p_part};
+    be.ntt(pp);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphertext& a,
+                                                                   std::span<const int> rotations,
+                                                                   const GaloisKeys& keys) const {
+  detail::require_usable(*ctx_, a, "rotate_hoisted_extended: ciphertext");
+  detail::require_usable(*ctx_, keys, "rotate_hoisted_extended: galois keys");
+  if (a.size() != 2) {
+    throw ParameterError(
+        "rotate_hoisted_extended: the ciphertext has 3 polynomials; relinearize it first");
+  }
+  std::vector<u32> elements;
+  for (const int r : rotations) {
+    const u32 g = galois_element_for_rotation(r, ctx_->log_n());
+    if (g != 1) detail::find_galois_key(*ctx_, keys, g, r);
+    elements.push_back(g);
+  }
+  const u32 level = a.level();
+  const LevelData& lv = ctx_->level(level);
+  const u32 limbs = lv.limbs;
+  Backend& be = ctx_->backend();
+  // P * c0 (and P * c1 for the rotation by 0), the Q_l part of P * ct; the P part of P * x is 0.
+  RnsPoly c0p = be.make_poly(lv.q_basis);
+  be.mul_scalar(a.poly(0).cref(), lv.p_mod_q, c0p.ref());
+  bool any_rotation = false;
+  for (const u32 g : elements)
+    any_rotation = any_rotation || g != 1;
+  ModUpDigits up;
+  std::vector<RnsPoly> permuted;
+  if (any_rotation) {
+    up = switcher_.mod_up(a.poly(1).cref(), level);
+    for (std::size_t k = 0; k < up.digits.size(); ++k)
+      permuted.push_back(be.make_poly(lv.pq_basis));
+  }
+  std::vector<ExtendedCiphertext> out;
+  for (const u32 g : elements) {
+    ExtendedCiphertext e{ctx_->id(),
+                         level,
+                         a.scale(),
+                         a.slots(),
+                         be.make_poly(lv.pq_basis),
+                         be.make_poly(lv.pq_basis)};
+    if (g == 1) {
+      be.copy(c0p.cref(), e.c0.slice(0, limbs));
+      be.mul_scalar(a.poly(1).cref(), lv.p_mod_q, e.c1.slice(0, limbs));
+      be.fill_zero(e.c0.slice(limbs, ctx_->alpha()));
+      be.fill_zero(e.c1.slice(limbs, ctx_->alpha()));
+    } else {
+      std::vector<ConstPolyRef> digits;
+      for (std::size_t k = 0; k < up.digits.size(); ++k) {
+        be.automorphism(up.digits[k].cref(), g, permuted[k].ref());
+        digits.push_back(permuted[k].cref());
+      }
+      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref());
+      const ConstPolyRef c0_in[] = {c0p.cref()};
+      const u32 ks[] = {g};
+      be.automorphism_sum(c0_in, ks, e.c0.slice(0, limbs), /*accumulate=*/true);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+ExtendedCiphertext Evaluator::multiply_plain_sum(
+    std::span<const ExtendedCiphertext* const> cts,
+    std::span<const ExtendedPlaintext* const> pts) const {
+  if (cts.empty() || cts.size() != pts.size()) {
+    throw ParameterError("multiply_plain_sum: needs as many plaintexts as ciphertexts (got " +
+                         std::to_string(cts.size()) + " and " + std::to_string(pts.size()) + ")");
+  }
+  const u32 level = cts.front()->level;
+  const long double scale = cts.front()->scale * pts.front()->scale;
+  u32 slots = 0;
+  std::vector<ConstPolyRef> d, b, a;
+  for (std::size_t k = 0; k < cts.size(); ++k) {
+    require_extended(*ctx_, *cts[k], "multiply_plain_sum: ciphertext");
+    if (pts[k]->empty() || pts[k]->context_id != ctx_->id()) {
+      throw ContextError("multiply_plain_sum: a plaintext is empty or of another Context");
+    }
+    if (cts[k]->level != level || pts[k]->level != level) {
+      throw LevelError("multiply_plain_sum: operands at different levels");
+    }
+    detail::require_same_scale(*ctx_, cts[k]->scale * pts[k]->scale, scale, "a product",
+                               "the first product");
+    d.push_back(pts[k]->poly.cref());
+    b.push_back(cts[k]->c0.cref());
+    a.push_back(cts[k]->c1.cref());
+    slots = std::max(slots, cts[k]->slots);
+  }
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  ExtendedCiphertext out{
+      ctx_->id(), level, scale, slots, be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
+  be.key_mult(d, b, a, out.c0.ref(), out.c1.ref());
+  return out;
+}
+
+void Evaluator::add_inplace(ExtendedCiphertext& a, const ExtendedCiphertext& b) const {
+  require_extended(*ctx_, a, "add_inplace: a");
+  require_extended(*ctx_, b, "add_inplace: b");
+  if (a.level != b.level) throw LevelError("add_inplace: extended ciphertexts at different levels");
+  detail::require_same_scale(*ctx_, a.scale, b.scale, "a", "b");
+  const ConstPolyRef x[] = {a.c0.cref(), a.c1.cref()};
+  const ConstPolyRef y[] = {b.c0.cref(), b.c1.cref()};
+  const PolyRef z[] = {a.c0.ref(), a.c1.ref()};
+  ctx_->backend().add_batch(x, y, z);
+}
+
+Ciphertext Evaluator::mod_down(ExtendedCiphertext&& a) const {
+  require_extended(*ctx_, a, "mod_down: extended ciphertext");
+  const LevelData& lv = ctx_->level(a.level);
+  Backend& be = ctx_->backend();
+  std::vector<RnsPoly> polys;
+  polys.push_back(be.make_poly(lv.q_basis));
+  polys.push_back(be.make_poly(lv.q_basis));
+  const PolyRef in[] = {a.c0.ref(), a.c1.ref()};
+  const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
+  switcher_.mod_down(in, out, a.level);
+  Ciphertext ct(ctx_->id(), a.level, a.scale, a.slots, std::move(polys));
+  a = ExtendedCiphertext{};
+  return ct;
+}
+
+Ciphertext Evaluator::mod_down_rescale(ExtendedCiphertext&& a) const {
+  require_extended(*ctx_, a, "mod_down_rescale: extended ciphertext");
+  if (a.level == 0) throw LevelError("mod_down_rescale: the ciphertext is at level 0");
+  const PolyRef parts[] = {a.c0.ref(), a.c1.ref()};
+  std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, a.level);
+  Ciphertext ct(ctx_->id(), a.level - 1, a.scale / ctx_->level(a.level).rescale_ratio, a.slots,
+                std::move(polys));
+  a = ExtendedCiphertext{};
+  return ct;
+}
+
+}  // namespace theo

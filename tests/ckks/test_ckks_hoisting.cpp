@@ -1,0 +1,96 @@
+// Linear combinations and double hoisting (Q_l u P ciphertexts) against plaintext arithmetic.
+
+#include <gtest/gtest.h>
+
+#include "ckks_test_util.h"
+
+namespace theo::test {
+namespace {
+
+constexpr u32 kLogN = 12;
+
+class HoistingTest : public ::testing::Test {
+ protected:
+  static Env& env() {
+    static Env e(generated_params(kLogN, 6));
+    return e;
+  }
+};
+
+TEST_F(HoistingTest, LinearCombinationAcrossLevelsMatchesPlaintext) {
+  Env& e = env();
+  const u32 slots = e.ctx->max_slots();
+  const auto x = random_slots(slots), y = random_slots(slots), z = random_slots(slots);
+  const Ciphertext cx = e.encrypt(x, 5), cy = e.encrypt(y, 4), cz = e.encrypt(z, 3);
+  const Ciphertext* terms[] = {&cx, &cy, &cz};
+  const double coeffs[] = {0.75, -1.5, 0.125};
+  const long double delta = e.ctx->default_scale(3);
+  const Ciphertext sum =
+      e.evaluator.rescale(e.evaluator.linear_combination(terms, coeffs, 3, delta * delta));
+  EXPECT_EQ(sum.level(), 2u);
+  EXPECT_NEAR(static_cast<double>(sum.scale() / e.ctx->default_scale(2)), 1.0, 1e-9);
+  std::vector<Cplx> want(slots);
+  for (u32 i = 0; i < slots; ++i)
+    want[i] = coeffs[0] * x[i] + coeffs[1] * y[i] + coeffs[2] * z[i];
+  EXPECT_LT(report("linear_combination", kLogN, e.decrypt(sum), want), -18.0);
+}
+
+TEST_F(HoistingTest, LinearCombinationRejectsBadInput) {
+  Env& e = env();
+  const Ciphertext c = e.encrypt(random_slots(8), 2);
+  const Ciphertext* terms[] = {&c};
+  const double coeffs[] = {1.0, 2.0};
+  EXPECT_THROW(e.evaluator.linear_combination(terms, std::span<const double>(coeffs, 2), 2, 1.0L),
+               ParameterError);
+  EXPECT_THROW(e.evaluator.linear_combination(terms, std::span<const double>(coeffs, 1), 3, 1.0L),
+               LevelError);
+}
+
+TEST_F(HoistingTest, DoubleHoistedSumOfRotationsMatchesPlaintext) {
+  Env& e = env();
+  const u32 slots = e.ctx->max_slots();
+  const std::vector<int> rots = {0, 1, 5, -3};
+  const GaloisKeys keys = e.keygen.create_galois_keys(e.sk, rots);
+  const auto x = random_slots(slots);
+  const u32 level = 4;
+  const Ciphertext ct = e.encrypt(x, level);
+  // sum_r d_r (.) rot_r(x), then a giant rotation by 2, all in Q_l u P, one ModDown + rescale.
+  std::vector<std::vector<Cplx>> diags;
+  std::vector<Plaintext> pts;
+  const long double cs = e.ctx->default_scale(level);
+  for (std::size_t k = 0; k < rots.size(); ++k) {
+    diags.push_back(random_slots(slots));
+    pts.push_back(e.encoder.encode(diags.back(), level, cs));
+  }
+  std::vector<const Plaintext*> pt_ptrs;
+  for (const Plaintext& p : pts)
+    pt_ptrs.push_back(&p);
+  const std::vector<ExtendedPlaintext> ext = e.evaluator.extend(pt_ptrs);
+  const std::vector<ExtendedCiphertext> babies =
+      e.evaluator.rotate_hoisted_extended(ct, rots, keys);
+  std::vector<const ExtendedCiphertext*> c_ptrs;
+  std::vector<const ExtendedPlaintext*> e_ptrs;
+  for (std::size_t k = 0; k < rots.size(); ++k) {
+    c_ptrs.push_back(&babies[k]);
+    e_ptrs.push_back(&ext[k]);
+  }
+  ExtendedCiphertext acc = e.evaluator.multiply_plain_sum(c_ptrs, e_ptrs);
+  const Ciphertext down = e.evaluator.mod_down(std::move(acc));
+  const int giant[] = {1};
+  ExtendedCiphertext rotated =
+      std::move(e.evaluator.rotate_hoisted_extended(down, giant, keys).front());
+  const Ciphertext out = e.evaluator.mod_down_rescale(std::move(rotated));
+  EXPECT_EQ(out.level(), level - 1);
+  std::vector<Cplx> inner(slots, 0.0), want(slots);
+  for (std::size_t k = 0; k < rots.size(); ++k)
+    for (u32 i = 0; i < slots; ++i)
+      inner[i] += diags[k][i] * x[(i + slots + rots[k]) % slots];
+  for (u32 i = 0; i < slots; ++i)
+    want[i] = inner[(i + 1) % slots];
+  EXPECT_LT(report("double hoisting", kLogN, e.decrypt(out), want), -18.0);
+  EXPECT_TRUE(acc.empty());  // consumed
+  EXPECT_THROW(e.evaluator.mod_down(std::move(acc)), ContextError);
+}
+
+}  // namespace
+}  // namespace theo::test
