@@ -91,8 +91,9 @@ int main(int argc, char** argv) {
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
     if (evalmod_r >= 0 || evalmod_degree >= 0) {
       theo::EvalModParams e;
-      e.k_bound = theo::EvalModParams::bound_for(ctx->params().sparse_hamming_weight, ctx->log_n(),
-                                                 ctx->level(0).limbs);
+      // The Bootstrapper's ModRaise lifts exactly: I varies like after a one-limb fast lift.
+      e.k_bound =
+          theo::EvalModParams::bound_for(ctx->params().sparse_hamming_weight, ctx->log_n(), 1);
       if (evalmod_r >= 0) e.double_angles = static_cast<theo::u32>(evalmod_r);
       if (evalmod_degree >= 0) e.degree = static_cast<theo::u32>(evalmod_degree);
       cfg.evalmod = e;

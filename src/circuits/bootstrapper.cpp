@@ -59,6 +59,9 @@ class ProgressBar {
   Clock::time_point start_;
 };
 
+// ModRaise lifts exactly (see raise_plan), so I's terms vary like those of a one-limb fast lift.
+constexpr u32 kExactRaiseLimbs = 1;
+
 }  // namespace
 
 Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapConfig& config)
@@ -101,7 +104,7 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   }
   const EvalModParams emp =
       config.evalmod ? *config.evalmod
-                     : EvalModParams::derive(p.sparse_hamming_weight, c.log_n(), c.level(0).limbs,
+                     : EvalModParams::derive(p.sparse_hamming_weight, c.log_n(), kExactRaiseLimbs,
                                              budget, config.arcsine_degree);
   m.mod.emplace(emp);
   const u32 after_mod = after_cts - emp.depth();
@@ -130,7 +133,9 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
       }
     }
     m.raise_rest = Basis(std::span<const PrimeId>(rest));
-    m.raise_plan = c.backend().make_bconv(b0, m.raise_rest);
+    // Exact lift (no e * q0 overflow): I then sums h + 1 terms within +-1/2 only, which lowers K
+    // and with it EvalMod's 2 pi K noise amplification.
+    m.raise_plan = c.backend().make_bconv(b0, m.raise_rest, /*exact=*/true);
   }
   const long double gap = static_cast<long double>(c.max_slots() / slots_);
   // Slots after CoeffToSlot: P u / (2 q0 K) (u: coefficients of the raised phase, times `gap`
