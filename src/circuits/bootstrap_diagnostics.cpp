@@ -47,8 +47,8 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
   auto dec = [&](const Ciphertext& c) { return enc.decode(decryptor.decrypt(c)); };
   const Ciphertext ct = ct_in.level() > 0 ? m.ev.level_down(ct_in, 0) : m.ev.clone(ct_in);
   const Ciphertext raised = mod_raise(ct, keys);
-  const Ciphertext w = coeff_to_slot(raised, keys.galois);
-  const Ciphertext reduced = eval_mod(w, keys);
+  const RealImag parts = coeff_to_slot_split(raised, keys);
+  const Ciphertext reduced = eval_mod(parts, keys);
   Ciphertext out = slot_to_coeff(reduced, keys.galois);
   out.set_scale(out.scale() * (ct.scale() / ctx_->default_scale(0)));
 
@@ -64,7 +64,12 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
     return r;
   };
   const Slots ideal = apply_all(stc, mod_plain(apply_all(cts, dec(raised))));
-  const Slots from_cts = apply_all(stc, mod_plain(dec(w)));
+  // EvalMod's inputs 2 Re w and 2 Im w, recombined as slots w' = (2 Re w + 2i Im w) / 2 = w.
+  const Slots re = dec(parts.re), im = dec(parts.im);
+  Slots w(re.size());
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = Complex(re[i].real(), im[i].real()) / 2.0;
+  const Slots from_cts = apply_all(stc, mod_plain(w));
   const Slots from_mod = apply_all(stc, dec(reduced));
   const Slots final_slots = dec(out);
   ErrorBreakdown e;

@@ -282,18 +282,51 @@ Ciphertext Bootstrapper::coeff_to_slot(const Ciphertext& raised, const GaloisKey
   return ct;
 }
 
+namespace {
+
+// (w + conj w, (w - conj w) X^(3N/2)) = (2 Re w, 2 Im w): w - conj w = 2i Im w and X^(3N/2) = -i.
+Bootstrapper::RealImag split_real_imag(const Evaluator& ev, const Ciphertext& w,
+                                       const GaloisKeys& keys) {
+  const i64 half = static_cast<i64>(ev.context()->n() / 2);
+  Ciphertext wc = ev.conjugate(w, keys);
+  Ciphertext re = ev.add(w, wc);
+  Ciphertext im = ev.multiply_monomial(ev.sub(w, wc), 3 * half);
+  return {std::move(re), std::move(im)};
+}
+
+}  // namespace
+
 Ciphertext Bootstrapper::eval_mod(const Ciphertext& w, const BootstrappingKeys& keys) const {
+  return eval_mod(split_real_imag(impl_->ev, w, keys.galois), keys);
+}
+
+Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys& keys) const {
   const Impl& m = *impl_;
   const i64 half = static_cast<i64>(ctx_->n() / 2);
-  Ciphertext wc = m.ev.conjugate(w, keys.galois);
-  Ciphertext re = m.ev.add(w, wc);
-  // (w - conj w) = 2i Im w; times X^(3N/2) = -i.
-  Ciphertext im = m.ev.multiply_monomial(m.ev.sub(w, wc), 3 * half);
   const PolynomialEvaluator pe(m.ev, keys.relin);
-  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, re, m.gain);
-  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, im, m.gain);
+  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
+  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
   m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
   return mre;
+}
+
+Bootstrapper::RealImag Bootstrapper::coeff_to_slot_split(const Ciphertext& raised,
+                                                         const BootstrappingKeys& keys) const {
+  const Impl& m = *impl_;
+  const LinearTransform& last = m.cts.back();
+  if (last.min_keys())
+    return split_real_imag(m.ev, coeff_to_slot(raised, keys.galois), keys.galois);
+  Ciphertext ct = m.ev.clone(raised);
+  for (const int r : m.subsum_rotations)
+    m.ev.add_inplace(ct, m.ev.rotate(ct, r, keys.galois));
+  for (std::size_t i = 0; i + 1 < m.cts.size(); ++i)
+    ct = m.cts[i].evaluate(m.ev, ct, keys.galois);
+  const Ciphertext w_high = m.ev.mod_down(last.evaluate_unrescaled(m.ev, ct, keys.galois));
+  RealImag high = split_real_imag(m.ev, w_high, keys.galois);
+  RealImag out{m.ev.rescale(high.re), m.ev.rescale(high.im)};
+  out.re.set_scale(last.output_scale());
+  out.im.set_scale(last.output_scale());
+  return out;
 }
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const {
@@ -314,8 +347,7 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingK
   if (ct.size() != 2) ct = m.ev.relinearize(ct, keys.relin);
   const long double s_in = ct.scale();
   Ciphertext raised = mod_raise(ct, keys);
-  Ciphertext w = coeff_to_slot(raised, keys.galois);
-  Ciphertext reduced = eval_mod(w, keys);
+  Ciphertext reduced = eval_mod(coeff_to_slot_split(raised, keys), keys);
   Ciphertext out = slot_to_coeff(reduced, keys.galois);
   out.set_slots(slots_);
   // SlotToCoeff assumed an input at Delta_0; any other input scale rides along in the output's.

@@ -182,18 +182,39 @@ std::vector<int> LinearTransform::rotations() const {
   return {r.begin(), r.end()};
 }
 
-Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
-                                     const GaloisKeys& keys) const {
+std::optional<Ciphertext> LinearTransform::prepare_input(const Evaluator& ev,
+                                                         const Ciphertext& ct0) const {
   if (ct0.level() < level_) {
     throw LevelError("LinearTransform: the input is at level " + std::to_string(ct0.level()) +
                      ", the transform was encoded for level " + std::to_string(level_));
   }
-  const Ciphertext ct =
-      ct0.level() > level_ ? ev.level_down(ct0, level_, input_scale_) : ev.clone(ct0);
+  std::optional<Ciphertext> lowered;
+  if (ct0.level() > level_) lowered = ev.level_down(ct0, level_, input_scale_);
+  const Ciphertext& ct = lowered ? *lowered : ct0;
   if (std::fabs(ct.scale() / input_scale_ - 1) > ev.context()->scale_tolerance()) {
     throw ScaleError("LinearTransform: input scale differs from the scale it was encoded for");
   }
-  if (!min_keys_) return evaluate_double_hoisted(ev, ct, keys);
+  return lowered;
+}
+
+ExtendedCiphertext LinearTransform::evaluate_unrescaled(const Evaluator& ev, const Ciphertext& ct0,
+                                                        const GaloisKeys& keys) const {
+  if (min_keys_) {
+    throw ParameterError("LinearTransform::evaluate_unrescaled: not available in min-keys mode");
+  }
+  const std::optional<Ciphertext> lowered = prepare_input(ev, ct0);
+  return evaluate_double_hoisted(ev, lowered ? *lowered : ct0, keys);
+}
+
+Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
+                                     const GaloisKeys& keys) const {
+  const std::optional<Ciphertext> lowered = prepare_input(ev, ct0);
+  const Ciphertext& ct = lowered ? *lowered : ct0;
+  if (!min_keys_) {
+    Ciphertext out = ev.mod_down_rescale(evaluate_double_hoisted(ev, ct, keys));
+    out.set_scale(output_scale_);
+    return out;
+  }
   // Min-keys mode: every rotation composed of power-of-two ones, each a full key switch.
   std::vector<Ciphertext> babies;
   u32 prev = 0;
@@ -236,8 +257,9 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
 // products there in one pass, ModDowns once and rotates (again stopping before ModDown), and the
 // giants' sum takes one ModDown merged with the rescale: per level one ModDown per giant step
 // instead of one per rotation, and every plaintext product is rounded once, at the end.
-Ciphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
-                                                    const GaloisKeys& keys) const {
+ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
+                                                            const Ciphertext& ct,
+                                                            const GaloisKeys& keys) const {
   const std::vector<int> rots(babies_.begin(), babies_.end());
   const std::vector<ExtendedCiphertext> babies = ev.rotate_hoisted_extended(ct, rots, keys);
   std::optional<ExtendedCiphertext> result;
@@ -261,9 +283,7 @@ Ciphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev, const C
       result = std::move(acc);
     }
   }
-  Ciphertext out = ev.mod_down_rescale(std::move(*result));
-  out.set_scale(output_scale_);
-  return out;
+  return std::move(*result);
 }
 
 }  // namespace theo

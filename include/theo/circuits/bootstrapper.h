@@ -89,6 +89,16 @@ class Bootstrapper {
   Ciphertext coeff_to_slot(const Ciphertext& raised, const GaloisKeys& keys) const;
   // CoeffToSlot's output w -> Re w and Im w through EvalMod -> recombined, ready for SlotToCoeff.
   Ciphertext eval_mod(const Ciphertext& w, const BootstrappingKeys& keys) const;
+  // What bootstrap() runs instead of coeff_to_slot + eval_mod(w): the conjugation that splits w
+  // into 2 Re w and 2 Im w happens inside CoeffToSlot's last level before its rescale (at about
+  // Delta^2, where its key-switching noise vanishes), so EvalMod's input carries one rounding less
+  // and no key-switching noise. Min-keys mode splits after CoeffToSlot as eval_mod(w) does.
+  struct RealImag {
+    Ciphertext re;  // 2 Re w
+    Ciphertext im;  // 2 Im w
+  };
+  RealImag coeff_to_slot_split(const Ciphertext& raised, const BootstrappingKeys& keys) const;
+  Ciphertext eval_mod(const RealImag& parts, const BootstrappingKeys& keys) const;
   Ciphertext slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const;
 
  private:

@@ -52,15 +52,25 @@ class LinearTransform {
   u32 level() const { return level_; }
   u32 slots() const { return slots_; }
   long double input_scale() const { return input_scale_; }
+  long double output_scale() const { return output_scale_; }
+  bool min_keys() const { return min_keys_; }
   std::size_t diagonal_count() const { return diag_count_; }
 
   // ct at level() (higher levels are brought down) with input_scale().
   Ciphertext evaluate(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& keys) const;
+  // The same product before its final ModDown and rescale: P * M ct over Q_l u P at level(), scale
+  // input_scale() * (the diagonals' scale). Lets a caller apply more automorphisms at that high
+  // scale, where key-switching noise vanishes, before rescaling to output_scale(). Not in
+  // min-keys mode (ParameterError).
+  ExtendedCiphertext evaluate_unrescaled(const Evaluator& ev, const Ciphertext& ct,
+                                         const GaloisKeys& keys) const;
 
  private:
   void extend_diagonals(const Evaluator& ev);
-  Ciphertext evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
-                                     const GaloisKeys& keys) const;
+  // The input brought to level() when it is above (engaged only then); checks level and scale.
+  std::optional<Ciphertext> prepare_input(const Evaluator& ev, const Ciphertext& ct0) const;
+  ExtendedCiphertext evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
+                                             const GaloisKeys& keys) const;
   struct Giant {
     u32 shift = 0;                              // rotation g * stride
     std::vector<std::pair<u32, Plaintext>> bs;  // (baby index into babies_, diagonal)
