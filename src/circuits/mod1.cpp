@@ -92,9 +92,11 @@ EvalModParams EvalModParams::derive(u32 hamming_weight, u32 log_n, u32 level0_li
           err = std::max(err, std::abs(c - std::sin(kTwoPi * x)));
         }
       }
-      // Rounding noise (~2^-45 of the slot values): the input's grows by 2 pi K whatever r is (the
-      // derivative of sin(2 pi x) in y = x / K), the interpolant's own by up to 4 per double angle.
-      const double noise = 0x1p-45 * (kTwoPi * k + std::ldexp(1.0, 2 * static_cast<int>(r)));
+      // Rounding and key-switching noise, ~2^-42 of the values (what Bootstrapper::diagnose
+      // measures inside EvalMod at N = 2^16, Delta ~ 2^58): the input's grows by 2 pi K whatever r
+      // is (the derivative of sin(2 pi x) in y = x / K), the interpolant's own by up to 4 per
+      // double angle.
+      const double noise = 0x1p-42 * (kTwoPi * k + std::ldexp(1.0, 2 * static_cast<int>(r)));
       cands.push_back({r, d, err + noise});
     }
   }
