@@ -3,11 +3,13 @@
 //
 //   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
-//                  [--evalmod-r r --evalmod-degree d] [--phases]
+//                  [--evalmod-r r --evalmod-degree d] [--phases] [--diagnose] [--graph]
 //
 // --evalmod-r / --evalmod-degree fix EvalMod's double angles and cosine degree (K stays derived);
 // --phases also times each stage (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) with a
-// synchronization after each.
+// synchronization after each; --diagnose prints the error each stage adds (full slots; it decrypts
+// every stage with the secret key, so it is a diagnostic, not a server-side operation); --graph
+// captures the bootstrapping once as a CUDA Graph (Context::capture) and replays it per input.
 //
 // --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
@@ -36,8 +38,35 @@ int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
-               "--evalmod-degree d] [--phases]\n");
+               "--evalmod-degree d] [--phases] [--diagnose] [--graph]\n");
   return 2;
+}
+
+double gib(std::size_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+}
+
+std::size_t key_bytes(const theo::SwitchingKey& k) {
+  std::size_t words = 0;
+  for (theo::u32 i = 0; i < k.dnum(); ++i)
+    words += k.b(i).words() + k.a(i).words();
+  return words * sizeof(theo::u32);
+}
+
+// The keys' words, and what the backend's memory holds (GPU: its pool and the whole device).
+void print_memory(const char* when, const theo::Backend& be, const theo::BootstrappingKeys& keys) {
+  std::size_t bytes =
+      key_bytes(keys.relin.key()) + key_bytes(keys.to_sparse) + key_bytes(keys.to_dense);
+  const std::vector<theo::u32> gs = keys.galois.galois_elements();
+  for (const theo::u32 g : gs)
+    bytes += key_bytes(*keys.galois.find(g));
+  std::printf("memory %s: keys %.2f GiB (%zu switching keys)", when, gib(bytes), gs.size() + 3);
+  const theo::MemoryReport m = be.memory_report();
+  if (m.device_total > 0) {
+    std::printf(", backend live %.2f GiB (peak %.2f GiB), device in use %.2f of %.2f GiB",
+                gib(m.live_bytes), gib(m.peak_bytes), gib(m.device_used), gib(m.device_total));
+  }
+  std::printf("\n");
 }
 
 }  // namespace
@@ -49,6 +78,7 @@ int main(int argc, char** argv) {
   int evalmod_r = -1, evalmod_degree = -1;
   bool phases = false;
   bool diagnose = false;
+  bool graph = false;
   theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -76,6 +106,8 @@ int main(int argc, char** argv) {
       phases = true;
     } else if (a == "--diagnose") {
       diagnose = true;
+    } else if (a == "--graph") {
+      graph = true;
     } else if (a == "--insecure") {
       opts.allow_insecure = true;
     } else if (!a.empty() && a[0] != '-') {
@@ -103,6 +135,7 @@ int main(int argc, char** argv) {
     theo::Encoder encoder(ctx);
     theo::Encryptor encryptor(ctx, sk);
     theo::Decryptor decryptor(ctx, sk);
+    const theo::Evaluator evaluator(ctx);
     const auto boot_start = std::chrono::steady_clock::now();
     const theo::Bootstrapper boot(ctx, cfg);
     std::printf("%s", boot.describe().c_str());
@@ -117,17 +150,35 @@ int main(int argc, char** argv) {
     std::printf(
         "set-up (context, tables, bootstrapper, all keys): %.2f s\n",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count());
+    print_memory("after key generation", ctx->backend(), keys);
     std::mt19937_64 rng(std::random_device{}());
     std::uniform_real_distribution<double> radius(0, 1), angle(0, 2 * M_PI);
+    // --graph: the bootstrapping captured once (Context::capture) and replayed on each new input.
+    theo::Ciphertext graph_in, graph_out;
+    theo::Graph boot_graph;
     for (int r = 0; r < runs; ++r) {
       std::vector<Cplx> z(boot.slots());
       for (auto& x : z)
         x = std::polar(radius(rng), angle(rng));
       const theo::Ciphertext ct = encryptor.encrypt(encoder.encode(z, 0));
+      if (graph && r == 0) {
+        graph_in = evaluator.clone(ct);
+        const auto c0 = std::chrono::steady_clock::now();
+        boot_graph = ctx->capture([&] { graph_out = boot.bootstrap(graph_in, keys); });
+        std::printf("graph: %zu kernels captured in %.2f s\n", boot_graph.kernel_count(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
+      }
+      if (graph) boot_graph.set_input(graph_in, ct);
       ctx->backend().synchronize();
       const auto t0 = std::chrono::steady_clock::now();
-      const theo::Ciphertext out = boot.bootstrap(ct, keys);
+      theo::Ciphertext out;
+      if (graph) {
+        boot_graph.replay();
+      } else {
+        out = boot.bootstrap(ct, keys);
+      }
       ctx->backend().synchronize();
+      if (graph) out = evaluator.clone(graph_out);
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (phases) {
@@ -143,7 +194,7 @@ int main(int argc, char** argv) {
         auto t = Clock::now();
         const theo::Ciphertext raised = boot.mod_raise(ct, keys);
         const double t_raise = lap(t);
-        const theo::Ciphertext w = boot.coeff_to_slot(raised, keys.galois);
+        const theo::Bootstrapper::RealImag w = boot.coeff_to_slot_split(raised, keys);
         const double t_cts = lap(t);
         const theo::Ciphertext red = boot.eval_mod(w, keys);
         const double t_mod = lap(t);
@@ -168,6 +219,8 @@ int main(int argc, char** argv) {
       std::printf("bootstrap %d: %.1f ms, level 0 -> %u, precision %.2f bits (max error %.3g)\n", r,
                   ms, out.level(), -std::log2(err), err);
     }
+    if (runs > 0)
+      print_memory("after bootstrapping (peak = keys + working set)", ctx->backend(), keys);
   } catch (const theo::Error& e) {
     std::fprintf(stderr, "theo_boot_demo: %s\n", e.what());
     return 1;

@@ -8,8 +8,10 @@
 #include <sstream>
 #include <string>
 
+#include "ablation_bench.h"
 #include "bench_case.h"
 #include "host_info.h"
+#include "model_bench.h"
 #include "theo/math/primes.h"
 #include "timing.h"
 
@@ -29,6 +31,14 @@ struct Options {
   u64 seed = 1;
   std::string out;
   bool list = false;
+  // --model (see model_bench.h): the traffic model of the mechanisms and a bootstrapping.
+  bool model = false;
+  ModelOptions model_opts;
+  bool quick = false;
+  bool reps_given = false, warmup_given = false, limbs_given = false;
+  // --ablation (see ablation_bench.h): the optimizations added one at a time.
+  bool ablation = false;
+  bool boot_reps_given = false, preset_given = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -44,7 +54,14 @@ std::vector<std::string> split(const std::string& s) {
       << "theo_bench: " << error << "\n"
       << "usage: theo_bench [--backend cpu|cuda] [--ops ntt,intt,...] [--n 65536]\n"
          "                  [--limbs 12,24,48] [--alpha 12] [--dnum D] [--reps 20]\n"
-         "                  [--warmup 3] [--threads T] [--seed S] [--out file.json] [--list]\n";
+         "                  [--warmup 3] [--threads T] [--seed S] [--out file.json] [--list]\n"
+         "       theo_bench --model [--preset bootparam_40] [--insecure] [--backend cpu|cuda]\n"
+         "                  [--limbs 14,23,35,47] [--reps 10] [--warmup 2] [--boot-reps 5]\n"
+         "                  [--passes 3] [--dram-tbps 4.27] [--l2-tbps 7.0] [--no-bootstrap]\n"
+         "                  [--quick] [--threads T] [--out file.json]\n"
+         "       theo_bench --ablation [--backend cuda|cpu] [--preset P] [--reps 30] [--warmup 5]\n"
+         "                  [--boot-reps 10] [--l2-tbps 7.0] [--no-bootstrap] [--quick]\n"
+         "                  [--threads T] [--out file.json]\n";
   std::exit(2);
 }
 
@@ -52,8 +69,14 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--list") {
-      o.list = true;
+    if (a == "--list" || a == "--model" || a == "--quick" || a == "--insecure" ||
+        a == "--no-bootstrap" || a == "--ablation") {
+      o.ablation = o.ablation || a == "--ablation";
+      o.list = o.list || a == "--list";
+      o.model = o.model || a == "--model";
+      o.quick = o.quick || a == "--quick";
+      if (a == "--insecure") o.model_opts.insecure = true;
+      if (a == "--no-bootstrap") o.model_opts.skip_bootstrap = true;
       continue;
     }
     if (i + 1 >= argc) usage("missing value after " + a);
@@ -66,6 +89,7 @@ Options parse(int argc, char** argv) {
       else if (a == "--n")
         o.n = static_cast<u32>(std::stoul(v));
       else if (a == "--limbs") {
+        o.limbs_given = true;
         o.limbs.clear();
         for (const auto& l : split(v))
           o.limbs.push_back(static_cast<u32>(std::stoul(l)));
@@ -73,10 +97,24 @@ Options parse(int argc, char** argv) {
         o.alpha = static_cast<u32>(std::stoul(v));
       else if (a == "--dnum")
         o.dnum = static_cast<u32>(std::stoul(v));
-      else if (a == "--reps")
+      else if (a == "--reps") {
         o.reps = static_cast<unsigned>(std::stoul(v));
-      else if (a == "--warmup")
+        o.reps_given = true;
+      } else if (a == "--warmup") {
         o.warmup = static_cast<unsigned>(std::stoul(v));
+        o.warmup_given = true;
+      } else if (a == "--preset") {
+        o.model_opts.preset = v;
+        o.preset_given = true;
+      } else if (a == "--boot-reps") {
+        o.model_opts.boot_reps = static_cast<unsigned>(std::stoul(v));
+        o.boot_reps_given = true;
+      } else if (a == "--passes")
+        o.model_opts.passes = static_cast<unsigned>(std::stoul(v));
+      else if (a == "--dram-tbps")
+        o.model_opts.dram_tbps = std::stod(v);
+      else if (a == "--l2-tbps")
+        o.model_opts.l2_tbps = std::stod(v);
       else if (a == "--threads")
         o.threads = static_cast<unsigned>(std::stoul(v));
       else if (a == "--seed")
@@ -93,7 +131,50 @@ Options parse(int argc, char** argv) {
   if (o.n < 1024 || o.n > (1u << 17) || (o.n & (o.n - 1)) != 0)
     usage("--n must be a power of two in [2^10, 2^17]");
   if (o.limbs.empty() || o.reps == 0 || o.alpha == 0) usage("--limbs, --reps, --alpha must be > 0");
+  if (o.model) {
+    // --quick: one run of everything (CI smoke test); explicit --reps / --warmup still win.
+    ModelOptions& m = o.model_opts;
+    m.backend = o.backend;
+    m.threads = o.threads;
+    m.out = o.out;
+    if (o.limbs_given) m.limbs = o.limbs;
+    if (o.quick) {
+      m.reps = 1;
+      m.warmup = 0;
+      m.boot_reps = 1;
+      m.passes = 1;
+    }
+    if (o.reps_given) m.reps = o.reps;
+    if (o.warmup_given) m.warmup = o.warmup;
+    if (m.boot_reps == 0 || m.passes == 0) usage("--boot-reps and --passes must be > 0");
+    if (!(m.dram_tbps > 0) || !(m.l2_tbps > 0)) usage("--dram-tbps and --l2-tbps must be > 0");
+  }
   return o;
+}
+
+// --ablation's options from the shared flags; --quick: a smoke run (few samples, B <= 4).
+AblationOptions ablation_options(const Options& o) {
+  AblationOptions a;
+  a.backend = o.backend;
+  a.threads = o.threads;
+  a.out = o.out;
+  a.l2_tbps = o.model_opts.l2_tbps;
+  a.skip_boot = o.model_opts.skip_bootstrap;
+  if (o.quick) {
+    a.reps = 3;
+    a.warmup = 1;
+    a.boot_reps = 2;
+    a.max_batch = 4;
+  }
+  if (o.reps_given) a.reps = o.reps;
+  if (o.warmup_given) a.warmup = o.warmup;
+  if (o.boot_reps_given) a.boot_reps = o.model_opts.boot_reps;
+  if (o.preset_given) {  // one preset for everything (e.g. test_boot_n12 for a CPU smoke run)
+    a.keyswitch_preset = o.model_opts.preset;
+    a.boot_presets = {o.model_opts.preset};
+  }
+  if (a.reps == 0 || a.boot_reps == 0) usage("--reps and --boot-reps must be > 0");
+  return a;
 }
 
 u32 log2_exact(u32 n) {
@@ -198,7 +279,10 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   try {
-    return theo::bench::run(theo::bench::parse(argc, argv));
+    const theo::bench::Options o = theo::bench::parse(argc, argv);
+    if (o.model) return theo::bench::run_model(o.model_opts);
+    if (o.ablation) return theo::bench::run_ablation(theo::bench::ablation_options(o));
+    return theo::bench::run(o);
   } catch (const std::exception& e) {
     std::cerr << "theo_bench: " << e.what() << "\n";
     return 1;

@@ -16,7 +16,8 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/device_timer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ring_cases.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graph_cases.cpp)
 target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
 # device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
 target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
@@ -24,3 +25,27 @@ target_compile_definitions(theo_bench PRIVATE
   THEO_BENCH_GIT_COMMIT="${THEO_BENCH_GIT_COMMIT}"
   THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 theo_target_warnings(theo_bench)
+
+# theo_bench --model: the traffic model of the mechanisms and a bootstrapping (model_bench.h).
+target_sources(theo_bench PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/model_run.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_report.cpp)
+# theo_bench --ablation: the optimizations added one at a time (ablation_bench.h).
+target_sources(theo_bench PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/ablation_steps.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ablation_keyswitch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ablation_boot.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ablation_run.cpp)
+# CI smoke test of `theo_bench --model` on the CPU backend (small insecure bootstrapping preset).
+if(THEO_BUILD_TESTS)
+  add_test(NAME theo_bench_model_cpu
+           COMMAND theo_bench --model --preset test_boot_n12 --insecure --backend cpu --quick
+                   --threads 2)
+  set_tests_properties(theo_bench_model_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 120)
+  # CI smoke test of `theo_bench --ablation` (every step, the batching sweep to B = 4) on the CPU.
+  add_test(NAME theo_bench_ablation_cpu
+           COMMAND theo_bench --ablation --preset test_boot_n12 --backend cpu --quick --threads 2)
+  set_tests_properties(theo_bench_ablation_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 300)
+endif()

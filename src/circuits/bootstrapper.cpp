@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "circuits/bootstrapper_impl.h"
+#include "ckks/fusion.h"
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -244,23 +245,54 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct0, const BootstrappingKey
   // the NTT domain.
   const std::vector<u32>& hat_inv = m.raise_plan->table().src_hat_inv;
   std::vector<RnsPoly> raised;
-  for (RnsPoly* p : {&s0, &s1}) {
-    RnsPoly coeff = be.make_poly(l0.q_basis);
-    be.copy(p->cref(), coeff.ref());
-    const PolyRef in[] = {coeff.ref()};
-    be.intt(in, hat_inv);
-    RnsPoly rest = be.make_poly(m.raise_rest);
-    be.bconv_matmul(*m.raise_plan, coeff.cref(), rest.ref());
-    const PolyRef out[] = {rest.ref()};
-    be.ntt(out);
-    raised.push_back(be.make_poly(lt.q_basis));
-    u32 from_rest = 0;
-    for (const auto& [start, count, is_level0] : m.raise_runs) {
-      const ConstPolyRef src =
-          is_level0 ? p->cref().slice(static_cast<u32>(l0.q_basis.find(lt.q_basis[start])), count)
-                    : rest.cref().slice(from_rest, count);
-      if (!is_level0) from_rest += count;
-      be.copy(src, raised.back().ref().slice(start, count));
+  if (detail::fusion_enabled(c)) {
+    // Both polys in one INTT (out of place from s0, s1) and one NTT (out of place from the
+    // converted limbs straight into their runs of the raised polys): no copy before a transform.
+    std::vector<RnsPoly> coeffs, rests;
+    std::vector<PolyRef> coeff_refs, runs;
+    std::vector<ConstPolyRef> from, run_src;
+    for (const RnsPoly* p : {&s0, &s1}) {
+      coeffs.push_back(be.make_poly(l0.q_basis));
+      coeff_refs.push_back(coeffs.back().ref());
+      from.push_back(p->cref());
+    }
+    be.intt(coeff_refs, hat_inv, from);
+    for (std::size_t i = 0; i < coeffs.size(); ++i) {
+      rests.push_back(be.make_poly(m.raise_rest));
+      be.bconv_matmul(*m.raise_plan, coeffs[i].cref(), rests.back().ref());
+      raised.push_back(be.make_poly(lt.q_basis));
+      u32 from_rest = 0;
+      for (const auto& [start, count, is_level0] : m.raise_runs) {
+        if (is_level0) {
+          const u32 at = static_cast<u32>(l0.q_basis.find(lt.q_basis[start]));
+          be.copy(from[i].slice(at, count), raised.back().ref().slice(start, count));
+          continue;
+        }
+        runs.push_back(raised.back().ref().slice(start, count));
+        run_src.push_back(rests.back().cref().slice(from_rest, count));
+        from_rest += count;
+      }
+    }
+    be.ntt(runs, {}, run_src);
+  } else {
+    for (RnsPoly* p : {&s0, &s1}) {
+      RnsPoly coeff = be.make_poly(l0.q_basis);
+      be.copy(p->cref(), coeff.ref());
+      const PolyRef in[] = {coeff.ref()};
+      be.intt(in, hat_inv);
+      RnsPoly rest = be.make_poly(m.raise_rest);
+      be.bconv_matmul(*m.raise_plan, coeff.cref(), rest.ref());
+      const PolyRef out[] = {rest.ref()};
+      be.ntt(out);
+      raised.push_back(be.make_poly(lt.q_basis));
+      u32 from_rest = 0;
+      for (const auto& [start, count, is_level0] : m.raise_runs) {
+        const ConstPolyRef src =
+            is_level0 ? p->cref().slice(static_cast<u32>(l0.q_basis.find(lt.q_basis[start])), count)
+                      : rest.cref().slice(from_rest, count);
+        if (!is_level0) from_rest += count;
+        be.copy(src, raised.back().ref().slice(start, count));
+      }
     }
   }
   // Sparse -> dense at the top level.

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -146,15 +147,22 @@ LinearTransform::LinearTransform(const Encoder& encoder, const DiagonalMatrix& m
     for (const auto& [b, d] : row)
       baby_set.insert(b);
   babies_.assign(baby_set.begin(), baby_set.end());
+  // All diagonals go to the encoder in one batch, whose host half runs on every core.
+  std::vector<std::vector<Complex>> diagonals;
+  std::vector<std::pair<std::size_t, u32>> slot_of;  // (giant index, baby index) per diagonal
   for (const auto& [g, row] : grid) {
     Giant giant;
     giant.shift = g;
     for (const auto& [b, d] : row) {
       const auto pos = std::lower_bound(babies_.begin(), babies_.end(), b) - babies_.begin();
-      const std::vector<Complex> v = rotated(*d, (m.slots - g) % m.slots);
-      giant.bs.emplace_back(static_cast<u32>(pos), encoder.encode(v, level, cs));
+      diagonals.push_back(rotated(*d, (m.slots - g) % m.slots));
+      slot_of.emplace_back(giants_.size(), static_cast<u32>(pos));
     }
     giants_.push_back(std::move(giant));
+  }
+  std::vector<Plaintext> encoded = encoder.encode_batch(diagonals, level, cs);
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    giants_[slot_of[i].first].bs.emplace_back(slot_of[i].second, std::move(encoded[i]));
   }
   if (!min_keys_) extend_diagonals(Evaluator(encoder.context()));
 }
@@ -262,7 +270,8 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
                                                             const GaloisKeys& keys) const {
   const std::vector<int> rots(babies_.begin(), babies_.end());
   const std::vector<ExtendedCiphertext> babies = ev.rotate_hoisted_extended(ct, rots, keys);
-  std::optional<ExtendedCiphertext> result;
+  std::vector<ExtendedCiphertext> accs, to_rotate;
+  std::vector<int> shifts;
   for (const Giant& g : giants_) {
     std::vector<const ExtendedCiphertext*> cts;
     std::vector<const ExtendedPlaintext*> pts;
@@ -270,13 +279,20 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
       cts.push_back(&babies[g.bs[k].first]);
       pts.push_back(&g.extended[k]);
     }
-    ExtendedCiphertext acc = ev.multiply_plain_sum(cts, pts);
+    accs.push_back(ev.multiply_plain_sum(cts, pts));
     if (g.shift != 0) {
-      // Rotated before the rescale, at about Delta^2: its key-switching noise vanishes there.
-      const Ciphertext down = ev.mod_down(std::move(acc));
-      const int shift[] = {static_cast<int>(g.shift)};
-      acc = std::move(ev.rotate_hoisted_extended(down, shift, keys).front());
+      to_rotate.push_back(std::move(accs.back()));
+      shifts.push_back(static_cast<int>(g.shift));
     }
+  }
+  // Rotated before the rescale, at about Delta^2: its key-switching noise vanishes there. The
+  // giants' ModDown + rotation key switches are independent: they run in L2-sized batches.
+  std::vector<ExtendedCiphertext> rotated =
+      mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
+  std::optional<ExtendedCiphertext> result;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < giants_.size(); ++i) {
+    ExtendedCiphertext& acc = giants_[i].shift != 0 ? rotated[next++] : accs[i];
     if (result) {
       ev.add_inplace(*result, acc);
     } else {

@@ -5,6 +5,7 @@
 
 #include "theo/errors.h"
 #include "theo/math/security.h"
+#include "theo/ring/traffic.h"
 
 namespace theo {
 
@@ -63,6 +64,7 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
     ring_.primes.push_back(static_cast<u32>(p));
 
   backend_ = make_backend(ring_, options_);
+  if (options_.traffic) backend_ = make_recording_backend(std::move(backend_), options_.traffic);
   build_levels();
 }
 

@@ -3,8 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
+#include "backend/cpu/thread_pool.h"
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
 #include "ckks/special_fft.h"
@@ -15,7 +21,30 @@ namespace theo {
 struct Encoder::Tables {
   explicit Tables(u32 log_n) : fft(log_n) {}
   detail::SpecialFft fft;
+  // Exact BConv plans from the first k primes of a level to the rest, keyed by (level, k).
+  std::mutex plans_mu;
+  std::map<std::pair<u32, u32>, std::shared_ptr<const BConvPlan>> spread_plans;
 };
+
+// The host half of one encoding: the rounded coefficients modulo the first source_limbs primes of
+// the level (limb-major, N words each), enough primes that their product exceeds 4 max |coeff|.
+struct Encoder::HostPlaintext {
+  u32 slots = 0;
+  u32 source_limbs = 0;
+  std::vector<u32> words;
+};
+
+namespace {
+
+long double checked_scale(const Context& ctx, u32 level, std::optional<long double> scale) {
+  const long double delta = scale.value_or(ctx.level(level).scale);
+  if (!(delta > 0) || !std::isfinite(delta)) {
+    throw ParameterError("Encoder::encode: scale must be positive and finite");
+  }
+  return delta;
+}
+
+}  // namespace
 
 Encoder::Encoder(std::shared_ptr<const Context> ctx) : ctx_(std::move(ctx)) {
   if (!ctx_) throw ContextError("Encoder: the Context is null");
@@ -25,13 +54,9 @@ Encoder::~Encoder() = default;
 Encoder::Encoder(Encoder&&) noexcept = default;
 Encoder& Encoder::operator=(Encoder&&) noexcept = default;
 
-Plaintext Encoder::encode(std::span<const std::complex<double>> values, u32 level,
-                          std::optional<long double> scale) const {
+Encoder::HostPlaintext Encoder::encode_host(std::span<const std::complex<double>> values, u32 level,
+                                            long double delta) const {
   const LevelData& lv = ctx_->level(level);
-  const long double delta = scale.value_or(lv.scale);
-  if (!(delta > 0) || !std::isfinite(delta)) {
-    throw ParameterError("Encoder::encode: scale must be positive and finite");
-  }
   const u32 n_max = ctx_->max_slots();
   if (values.size() > n_max) {
     throw ParameterError("Encoder::encode: " + std::to_string(values.size()) +
@@ -62,21 +87,87 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, u32 leve
                          ") do not fit the modulus of level " + std::to_string(level) + " (2^" +
                          std::to_string(lv.log2_q) + ")");
   }
+  // Source primes: a product above 4 max |coeff| keeps the coefficients well inside the exact
+  // BConv's (-Q/2, Q/2], so the spread limbs get exactly the words a direct reduction would give.
+  const double log2_max = max_abs > 0 ? static_cast<double>(std::log2(max_abs)) : 0.0;
+  u32 source = 0;
+  double log2_source = 0;
+  while (source < lv.limbs && log2_source < log2_max + 2.0) {
+    log2_source += std::log2(static_cast<double>(ctx_->prime(lv.q_basis[source])));
+    ++source;
+  }
+  source = std::max<u32>(source, 1);
 
-  std::vector<u32> host(static_cast<std::size_t>(lv.limbs) * n, 0);
-  for (u32 l = 0; l < lv.limbs; ++l) {
+  HostPlaintext host;
+  host.slots = slots;
+  host.source_limbs = source;
+  host.words.assign(static_cast<std::size_t>(source) * n, 0);
+  for (u32 l = 0; l < source; ++l) {
     const u32 q = ctx_->prime(lv.q_basis[l]);
-    u32* row = host.data() + static_cast<std::size_t>(l) * n;
+    u32* row = host.words.data() + static_cast<std::size_t>(l) * n;
     for (u32 k = 0; k < 2 * slots; ++k) {
       row[static_cast<std::size_t>(k) * gap] = detail::reduce_long_double(coeffs[k], q);
     }
   }
+  return host;
+}
+
+Plaintext Encoder::encode_on_backend(const HostPlaintext& host, u32 level,
+                                     long double delta) const {
+  const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();
   RnsPoly poly = be.make_poly(lv.q_basis);
-  be.upload(host.data(), poly.ref());
+  const u32 k = host.source_limbs;
+  be.upload(host.words.data(), poly.slice(0, k));
+  if (k < lv.limbs) {
+    std::shared_ptr<const BConvPlan> plan;
+    {
+      const std::lock_guard<std::mutex> lock(tables_->plans_mu);
+      auto& slot = tables_->spread_plans[{level, k}];
+      if (!slot)
+        slot = be.make_bconv(lv.q_basis.slice(0, k), lv.q_basis.slice(k, lv.limbs - k), true);
+      plan = slot;
+    }
+    be.bconv(*plan, poly.slice(0, k), poly.slice(k, lv.limbs - k));
+  }
   const PolyRef refs[] = {poly.ref()};
   be.ntt(refs);
-  return Plaintext(ctx_->id(), level, delta, slots, std::move(poly));
+  return Plaintext(ctx_->id(), level, delta, host.slots, std::move(poly));
+}
+
+Plaintext Encoder::encode(std::span<const std::complex<double>> values, u32 level,
+                          std::optional<long double> scale) const {
+  const long double delta = checked_scale(*ctx_, level, scale);
+  return encode_on_backend(encode_host(values, level, delta), level, delta);
+}
+
+std::vector<Plaintext> Encoder::encode_batch(
+    std::span<const std::vector<std::complex<double>>> values, u32 level,
+    std::optional<long double> scale) const {
+  const long double delta = checked_scale(*ctx_, level, scale);
+  std::vector<Plaintext> out;
+  out.reserve(values.size());
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // Chunks bound the host memory in flight; each chunk's host halves run in parallel.
+  const std::size_t chunk = 2 * static_cast<std::size_t>(threads);
+  std::optional<cpu::ThreadPool> pool;
+  if (threads > 1 && values.size() > 1) pool.emplace(threads);
+  std::vector<HostPlaintext> host(std::min(chunk, values.size()));
+  for (std::size_t first = 0; first < values.size(); first += chunk) {
+    const std::size_t count = std::min(chunk, values.size() - first);
+    const auto work = [&](std::size_t i) {
+      host[i] = encode_host(values[first + i], level, delta);
+    };
+    if (pool) {
+      pool->run(count, work);
+    } else {
+      for (std::size_t i = 0; i < count; ++i)
+        work(i);
+    }
+    for (std::size_t i = 0; i < count; ++i)
+      out.push_back(encode_on_backend(host[i], level, delta));
+  }
+  return out;
 }
 
 Plaintext Encoder::encode(std::span<const double> values, u32 level,

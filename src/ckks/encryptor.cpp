@@ -18,8 +18,10 @@ const std::shared_ptr<const Context>& require_context(const std::shared_ptr<cons
 }  // namespace
 
 RnsPoly expand_seeded_uniform(const Context& ctx, const Prng::Seed& seed, u32 level) {
-  Prng prng(seed);
-  return detail::sample_uniform(ctx, prng, ctx.level(level).q_basis);
+  Backend& be = ctx.backend();
+  RnsPoly a = be.make_poly(ctx.level(level).q_basis);
+  be.sample_uniform(seed, 0, a.ref());
+  return a;
 }
 
 Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const PublicKey& pk)

@@ -4,6 +4,7 @@
 
 #include "ckks/checks.h"
 #include "ckks/evaluator_internal.h"
+#include "ckks/fusion.h"
 #include "ckks/rescaler.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/errors.h"
@@ -42,10 +43,17 @@ std::vector<ExtendedPlaintext> Evaluator::extend(std::span<const Plaintext* cons
   RnsPoly coeff = be.make_poly(lv.q_basis);
   for (const Plaintext* p : pts) {
     ExtendedPlaintext e{ctx_->id(), level, p->scale(), be.make_poly(lv.pq_basis)};
-    be.copy(p->poly().cref(), e.poly.slice(0, lv.limbs));
-    be.copy(p->poly().cref(), coeff.ref());
     const PolyRef c[] = {coeff.ref()};
-    be.intt(c);
+    if (detail::fusion_enabled(*ctx_)) {
+      // Out of place from the plaintext, which the INTT's read also copies into the Q_l part.
+      const ConstPolyRef src[] = {p->poly().cref()};
+      const PolyRef q_part[] = {e.poly.slice(0, lv.limbs)};
+      be.intt(c, {}, src, q_part);
+    } else {
+      be.copy(p->poly().cref(), e.poly.slice(0, lv.limbs));
+      be.copy(p->poly().cref(), coeff.ref());
+      be.intt(c);
+    }
     const PolyRef p_part = e.poly.slice(lv.limbs, ctx_->alpha());
     be.bconv(*plan, coeff.cref(), p_part);
     const PolyRef pp[] = {p_part};
@@ -83,7 +91,7 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
   ModUpDigits up;
   std::vector<RnsPoly> permuted;
   if (any_rotation) {
-    up = switcher_.mod_up(a.poly(1).cref(), level);
+    up = switcher_.mod_up_scheduled(a.poly(1).cref(), level);
     for (std::size_t k = 0; k < up.digits.size(); ++k)
       permuted.push_back(be.make_poly(lv.pq_basis));
   }
@@ -170,7 +178,7 @@ Ciphertext Evaluator::mod_down(ExtendedCiphertext&& a) const {
   polys.push_back(be.make_poly(lv.q_basis));
   const PolyRef in[] = {a.c0.ref(), a.c1.ref()};
   const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
-  switcher_.mod_down(in, out, a.level);
+  switcher_.mod_down_scheduled(in, out, a.level);
   Ciphertext ct(ctx_->id(), a.level, a.scale, a.slots, std::move(polys));
   a = ExtendedCiphertext{};
   return ct;

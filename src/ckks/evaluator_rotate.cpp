@@ -62,7 +62,10 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_element,
   std::vector<RnsPoly> polys;
   polys.push_back(be.make_poly(lv.q_basis));
   polys.push_back(be.make_poly(lv.q_basis));
-  switcher_.switch_key(c1.cref(), a.level(), key, polys[0].ref(), polys[1].ref());
+  const ConstPolyRef d[] = {c1.cref()};
+  const SwitchingKey* const k[] = {&key};
+  const PolyRef out0[] = {polys[0].ref()}, out1[] = {polys[1].ref()};
+  switcher_.switch_keys(d, k, a.level(), out0, out1);  // as scheduled by the optimizations
   const ConstPolyRef c0_in[] = {a.poly(0).cref()};
   const u32 ks[] = {galois_element};
   be.automorphism_sum(c0_in, ks, polys[0].ref(), /*accumulate=*/true);
@@ -99,36 +102,37 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
   const LevelData& lv = ctx_->level(a.level());
   Backend& be = ctx_->backend();
   // phi_g commutes with ModUp (BConv is coefficient-wise and odd), so the digits of c1 are
-  // computed once and permuted per rotation.
-  const ModUpDigits up = switcher_.mod_up(a.poly(1).cref(), a.level());
-  std::vector<RnsPoly> permuted;
-  for (std::size_t k = 0; k < up.digits.size(); ++k)
-    permuted.push_back(be.make_poly(lv.pq_basis));
-  RnsPoly ext0 = be.make_poly(lv.pq_basis);
-  RnsPoly ext1 = be.make_poly(lv.pq_basis);
+  // computed once and permuted per rotation; the rotations' key switches then run in L2-sized
+  // batches (KeySwitcher::switch_keys_hoisted).
+  const ModUpDigits up = switcher_.mod_up_scheduled(a.poly(1).cref(), a.level());
+  std::vector<u32> switched;
+  std::vector<const SwitchingKey*> switch_keys;
+  std::vector<std::vector<RnsPoly>> polys;
+  std::vector<PolyRef> out0, out1;
+  for (const u32 g : elements) {
+    if (g == 1) continue;
+    switched.push_back(g);
+    switch_keys.push_back(keys.find(g));
+    polys.emplace_back();
+    polys.back().push_back(be.make_poly(lv.q_basis));
+    polys.back().push_back(be.make_poly(lv.q_basis));
+    out0.push_back(polys.back()[0].ref());
+    out1.push_back(polys.back()[1].ref());
+  }
+  switcher_.switch_keys_hoisted(up, switched, switch_keys, out0, out1);
   std::vector<Ciphertext> out;
+  std::size_t next = 0;
   for (const u32 g : elements) {
     if (g == 1) {
       out.push_back(clone(a));
       out.back().drop_seed();
       continue;
     }
-    std::vector<ConstPolyRef> digits;
-    for (std::size_t k = 0; k < up.digits.size(); ++k) {
-      be.automorphism(up.digits[k].cref(), g, permuted[k].ref());
-      digits.push_back(permuted[k].cref());
-    }
-    switcher_.key_mult_into(digits, a.level(), *keys.find(g), ext0.ref(), ext1.ref());
-    std::vector<RnsPoly> polys;
-    polys.push_back(be.make_poly(lv.q_basis));
-    polys.push_back(be.make_poly(lv.q_basis));
-    const PolyRef in[] = {ext0.ref(), ext1.ref()};
-    const PolyRef res[] = {polys[0].ref(), polys[1].ref()};
-    switcher_.mod_down(in, res, a.level());
     const ConstPolyRef c0_in[] = {a.poly(0).cref()};
     const u32 ks[] = {g};
-    be.automorphism_sum(c0_in, ks, polys[0].ref(), /*accumulate=*/true);
-    out.push_back(Ciphertext(ctx_->id(), a.level(), a.scale(), a.slots(), std::move(polys)));
+    be.automorphism_sum(c0_in, ks, polys[next][0].ref(), /*accumulate=*/true);
+    out.push_back(Ciphertext(ctx_->id(), a.level(), a.scale(), a.slots(), std::move(polys[next])));
+    ++next;
   }
   return out;
 }

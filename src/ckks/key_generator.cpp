@@ -1,7 +1,12 @@
 #include "theo/ckks/key_generator.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "backend/cpu/thread_pool.h"
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
 #include "theo/errors.h"
@@ -16,6 +21,69 @@ KeyGenerator::KeyGenerator(std::shared_ptr<const Context> ctx) : ctx_(std::move(
 KeyGenerator::KeyGenerator(std::shared_ptr<const Context> ctx, const Prng::Seed& seed)
     : ctx_(std::move(ctx)), prng_(seed) {
   if (!ctx_) throw ContextError("KeyGenerator: the Context is null");
+}
+
+Prng::Seed KeyGenerator::next_seed() {
+  Prng::Seed seed;
+  prng_.fill_bytes(seed);
+  return seed;
+}
+
+std::vector<std::vector<i32>> KeyGenerator::sample_errors(u32 count) {
+  const u32 n = ctx_->n();
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(count) * n * kGaussianBytesPerValue);
+  prng_.fill_bytes(bytes);
+  std::vector<std::vector<i32>> out(count, std::vector<i32>(n));
+  // Pieces of 4096 values: enough work per task to hide the hand-off, enough tasks for 16 cores.
+  constexpr u32 kPiece = 4096;
+  const u32 pieces = (n + kPiece - 1) / kPiece;
+  const auto map_piece = [&](std::size_t job) {
+    const u32 poly = static_cast<u32>(job / pieces);
+    const u32 first = static_cast<u32>(job % pieces) * kPiece;
+    const u32 len = std::min(kPiece, n - first);
+    const std::size_t byte0 = (static_cast<std::size_t>(poly) * n + first) * kGaussianBytesPerValue;
+    gaussian_from_bytes(
+        std::span<const std::uint8_t>(bytes).subspan(byte0, len * kGaussianBytesPerValue),
+        std::span<i32>(out[poly]).subspan(first, len));
+  };
+  const std::size_t jobs = static_cast<std::size_t>(count) * pieces;
+  const unsigned threads = std::thread::hardware_concurrency();
+  if (threads > 1 && jobs > 1) {
+    if (!pool_) pool_ = std::make_shared<cpu::ThreadPool>(threads);
+    pool_->run(jobs, map_piece);
+  } else {
+    for (std::size_t j = 0; j < jobs; ++j)
+      map_piece(j);
+  }
+  return out;
+}
+
+RnsPoly KeyGenerator::small_poly_ntt(std::span<const i32> coeffs, const Basis& basis) {
+  Backend& be = ctx_->backend();
+  RnsPoly poly = be.make_poly(basis);
+  // Upload N words (residues modulo the first prime) instead of limbs x N, and let the backend
+  // spread them: a BConv from one prime s is the centered lift t in (-s/2, s/2] reduced modulo
+  // every other prime, which is exact for |coefficients| < s/2 (secrets and errors are tiny).
+  const u32 q0 = ctx_->prime(basis[0]);
+  std::vector<u32> host(coeffs.size());
+  for (std::size_t i = 0; i < coeffs.size(); ++i) {
+    if (static_cast<u32>(std::abs(coeffs[i])) >= q0 / 2) {
+      throw ParameterError("KeyGenerator: small coefficient " + std::to_string(coeffs[i]) +
+                           " is not below half the prime " + std::to_string(q0));
+    }
+    host[i] = detail::reduce_i64(coeffs[i], q0);
+  }
+  be.upload(host.data(), poly.slice(0, 1));
+  if (basis.size > 1) {
+    if (!spread_plan_ || !(spread_basis_ == basis)) {
+      spread_plan_ = be.make_bconv(basis.slice(0, 1), basis.slice(1, basis.size - 1));
+      spread_basis_ = basis;
+    }
+    be.bconv(*spread_plan_, poly.slice(0, 1), poly.slice(1, basis.size - 1));
+  }
+  const PolyRef refs[] = {poly.ref()};
+  be.ntt(refs);
+  return poly;
 }
 
 SecretKey KeyGenerator::create_secret_key() {
@@ -38,7 +106,7 @@ SecretKey KeyGenerator::create_secret_key_with_weight(u32 hamming_weight) {
                          " is not in [1, N]");
   }
   std::vector<i32> coeffs = sample_ternary_hw(prng_, ctx_->n(), hamming_weight);
-  RnsPoly ntt = detail::small_poly_ntt(*ctx_, coeffs, ctx_->key_basis());
+  RnsPoly ntt = small_poly_ntt(coeffs, ctx_->key_basis());
   return SecretKey(ctx_->id(), std::move(coeffs), hamming_weight, std::move(ntt));
 }
 
@@ -48,9 +116,10 @@ PublicKey KeyGenerator::create_public_key(const SecretKey& sk) {
   // Over Q_max u P: encryption works at Q_l u P and divides by P (see Encryptor), which shrinks
   // the v*e term of fresh ciphertexts to the rounding noise of one ModDown.
   const Basis q_basis = ctx_->key_basis();
-  RnsPoly a = detail::sample_uniform(*ctx_, prng_, q_basis);
+  RnsPoly a = be.make_poly(q_basis);
+  be.sample_uniform(next_seed(), 0, a.ref());
   const std::vector<i32> e = sample_gaussian(prng_, ctx_->n());
-  RnsPoly b = detail::small_poly_ntt(*ctx_, e, q_basis);
+  RnsPoly b = small_poly_ntt(e, q_basis);
   RnsPoly as = be.make_poly(q_basis);
   be.mul(a.cref(), sk.ntt().slice(0, q_basis.size), as.ref());
   be.sub(b.cref(), as.cref(), b.ref());
@@ -75,10 +144,13 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& sk, ConstPolyRe
   }
   std::vector<RnsPoly> bs, as;
   RnsPoly tmp = be.make_poly(basis);
+  // One seed per key; digit k expands the stream k of it.
+  const Prng::Seed seed = next_seed();
+  const std::vector<std::vector<i32>> errors = sample_errors(ctx_->dnum());
   for (u32 k = 0; k < ctx_->dnum(); ++k) {
-    RnsPoly a = detail::sample_uniform(*ctx_, prng_, basis);
-    const std::vector<i32> e = sample_gaussian(prng_, ctx_->n());
-    RnsPoly b = detail::small_poly_ntt(*ctx_, e, basis);
+    RnsPoly a = be.make_poly(basis);
+    be.sample_uniform(seed, k, a.ref());
+    RnsPoly b = small_poly_ntt(errors[k], basis);
     be.mul(a.cref(), sk.ntt().cref(), tmp.ref());
     be.sub(b.cref(), tmp.cref(), b.ref());
     const u32 lo = k * alpha;

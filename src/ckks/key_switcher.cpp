@@ -1,10 +1,24 @@
 #include "theo/ckks/key_switcher.h"
 
+#include <functional>
 #include <string>
 
+#include "ckks/fusion.h"
 #include "theo/errors.h"
+#include "theo/ring/traffic.h"
 
 namespace theo {
+
+namespace {
+
+// The word ranges of a and b overlap.
+bool overlap(ConstPolyRef a, ConstPolyRef b) {
+  const std::less<const u32*> lt;  // a total order on unrelated pointers
+  return a.words() > 0 && b.words() > 0 && lt(a.data, b.data + b.words()) &&
+         lt(b.data, a.data + a.words());
+}
+
+}  // namespace
 
 KeySwitcher::KeySwitcher(std::shared_ptr<const Context> ctx) : ctx_(std::move(ctx)) {
   if (!ctx_) throw ContextError("KeySwitcher: the Context is null");
@@ -12,6 +26,7 @@ KeySwitcher::KeySwitcher(std::shared_ptr<const Context> ctx) : ctx_(std::move(ct
 
 std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> inputs,
                                              u32 level) const {
+  const TrafficScope scope("ModUp");
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();
   for (const ConstPolyRef& in : inputs) {
@@ -26,17 +41,38 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
     for (std::size_t k = 0; k < lv.digits.size(); ++k)
       r.digits.push_back(be.make_poly(lv.pq_basis));
   }
-  // One INTT of a copy of each whole input, with every digit's constants side by side, feeds
-  // all digits: 1 copy + 1 INTT per input instead of a copy, an INTT and a restoring copy per
-  // digit. The digit slices of the outputs are the input words themselves.
+  const bool fused = detail::fusion_enabled(*ctx_);
   std::vector<RnsPoly> coeffs;
-  std::vector<PolyRef> coeff_refs;
-  for (const ConstPolyRef& in : inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i)
     coeffs.push_back(be.make_poly(lv.q_basis));
-    be.copy(in, coeffs.back().ref());
-    coeff_refs.push_back(coeffs.back().ref());
+  if (fused) {
+    // One INTT call over every digit of every input, reading the inputs in place (out of place
+    // into `coeffs`) and echoing each digit's words into its own limbs of its ModUp output: no
+    // copy of the input and no per-digit copy. The digits tile S_l in order, so each input's
+    // constants are mod_up_intt_consts.
+    std::vector<PolyRef> slices, echoes;
+    std::vector<ConstPolyRef> src;
+    std::vector<u32> consts;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      for (std::size_t k = 0; k < lv.digits.size(); ++k) {
+        const DigitPlan& d = lv.digits[k];
+        slices.push_back(coeffs[i].slice(d.start, d.count));
+        src.push_back(inputs[i].slice(d.start, d.count));
+        echoes.push_back(result[i].digits[k].slice(d.start, d.count));
+      }
+      consts.insert(consts.end(), lv.mod_up_intt_consts.begin(), lv.mod_up_intt_consts.end());
+    }
+    be.intt(slices, consts, src, echoes);
+  } else {
+    // One INTT of a copy of each whole input, with every digit's constants side by side, feeds
+    // all digits; each digit's own limbs are copied from the input below.
+    std::vector<PolyRef> coeff_refs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      be.copy(inputs[i], coeffs[i].ref());
+      coeff_refs.push_back(coeffs[i].ref());
+    }
+    be.intt(coeff_refs, lv.mod_up_intt_consts);
   }
-  be.intt(coeff_refs, lv.mod_up_intt_consts);
   std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
   for (std::size_t k = 0; k < lv.digits.size(); ++k) {
     const DigitPlan& d = lv.digits[k];
@@ -52,10 +88,13 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
       const PolyRef after = out.slice(after_start, out.limbs() - after_start);
       be.bconv_matmul(*d.to_after, digit, after);
       converted.push_back(after);
-      be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
+      if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
     }
   }
-  be.ntt(converted);
+  if (fused)
+    be.ntt(converted);
+  else
+    detail::ntt_per_basis(be, converted);
   return result;
 }
 
@@ -66,6 +105,7 @@ ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
 
 void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
                                 const SwitchingKey& key, PolyRef out0, PolyRef out1) const {
+  const TrafficScope scope("KeyMult");
   const LevelData& lv = ctx_->level(level);
   if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
     throw ContextError("KeySwitcher::key_mult: the switching key is empty or not of this Context");
@@ -118,6 +158,7 @@ ExtendedPair KeySwitcher::key_mult(const ModUpDigits& modup, const SwitchingKey&
 
 void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
                            u32 level) const {
+  const TrafficScope scope("ModDown");
   const LevelData& lv = ctx_->level(level);
   if (in.size() != out.size()) {
     throw ParameterError("KeySwitcher::mod_down: one output per input is needed");
@@ -132,6 +173,21 @@ void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef>
     p_parts.push_back(x.slice(lv.limbs, ctx_->alpha()));
   }
   be.intt(p_parts, lv.mod_down_intt_consts);
+  bool out_overlaps_in = false;
+  for (const PolyRef& o : out)
+    for (const PolyRef& x : in)
+      out_overlaps_in = out_overlaps_in || overlap(o, x);
+  if (detail::fusion_enabled(*ctx_) && !out_overlaps_in) {
+    // BConv straight into the outputs, then one NTT whose last phase applies the tail
+    // (u_Q - .) * P^-1 (Cheddar Seq.3): no lifted temporary and no separate sub_mul_scalar.
+    std::vector<ConstPolyRef> u_q;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      be.bconv_matmul(*lv.mod_down, p_parts[i], out[i]);
+      u_q.push_back(in[i].slice(0, lv.limbs));
+    }
+    be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
+    return;
+  }
   std::vector<RnsPoly> lifted;
   std::vector<PolyRef> lifted_refs;
   for (const PolyRef& p : p_parts) {

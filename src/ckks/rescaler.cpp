@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ckks/checks.h"
+#include "ckks/fusion.h"
 #include "theo/errors.h"
 
 namespace theo::detail {
@@ -22,6 +23,61 @@ u64 choose_multiplier(const Context& ctx, long double exact, const Basis& basis)
     if (ok) return k;
     ++k;
   }
+}
+
+// The leaving limbs of each poly as pieces of x -> slices of its gathered poly, with the INTT
+// constants of every piece: one out-of-place INTT call gathers and transforms them.
+struct LeavingPieces {
+  std::vector<PolyRef> dst;
+  std::vector<ConstPolyRef> src;
+  std::vector<u32> consts;  // one per limb of every piece in turn
+};
+
+LeavingPieces leaving_pieces(const RescalePlan& rs, std::span<const ConstPolyRef> xs,
+                             std::vector<RnsPoly>& gathered, std::span<const u32> consts) {
+  LeavingPieces p;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    u32 pos = 0;
+    for (const auto& [offset, count] : rs.leaving) {
+      p.dst.push_back(gathered[i].slice(pos, count));
+      p.src.push_back(xs[i].slice(offset, count));
+      p.consts.insert(p.consts.end(), consts.begin() + pos, consts.begin() + pos + count);
+      pos += count;
+    }
+  }
+  return p;
+}
+
+// The rest of a rescale once the leaving limbs are in the coefficient domain with their
+// constants applied: BConv to S_{l-1}, the NTT, and on the staying limbs y = (x - r') *
+// stay_consts, the tail fused into the NTT's last phase (Cheddar Seq.3) or, with kernel fusion
+// off, a separate sub_mul_scalar.
+std::vector<RnsPoly> convert_and_finish(const Context& ctx, const RescalePlan& rs,
+                                        const LevelData& prev,
+                                        std::span<const ConstPolyRef> leaving,
+                                        std::span<const u32> ntt_consts,
+                                        std::span<const ConstPolyRef> stay_src,
+                                        std::span<const u32> stay_consts) {
+  Backend& be = ctx.backend();
+  std::vector<RnsPoly> out;
+  std::vector<PolyRef> out_refs;
+  for (const ConstPolyRef& l : leaving) {
+    out.push_back(be.make_poly(prev.q_basis));
+    be.bconv_matmul(*rs.bconv, l, out.back().ref());
+    out_refs.push_back(out.back().ref());
+  }
+  if (rs.stay_count > 0 && fusion_enabled(ctx)) {
+    be.ntt_sub_mul_scalar(out_refs, ntt_consts, stay_src, rs.stay_dst, stay_consts);
+    return out;
+  }
+  be.ntt(out_refs, ntt_consts);
+  if (rs.stay_count > 0) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
+      be.sub_mul_scalar(stay_src[i], y, stay_consts, y);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -52,35 +108,38 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
     }
   }
 
-  std::vector<RnsPoly> leaving, out;
-  std::vector<PolyRef> leaving_refs, out_refs;
   for (const ConstPolyRef& x : polys) {
     if (!(x.basis == lv.q_basis)) {
       throw ParameterError("rescale: polynomial is not over the basis of level " +
                            std::to_string(level));
     }
+  }
+  std::vector<RnsPoly> leaving;
+  for (std::size_t i = 0; i < polys.size(); ++i)
     leaving.push_back(be.make_poly(rs.leaving_basis));
-    u32 pos = 0;
-    for (const auto& [offset, count] : rs.leaving) {
-      be.copy(x.slice(offset, count), leaving.back().slice(pos, count));
-      pos += count;
-    }
-    leaving_refs.push_back(leaving.back().ref());
-  }
-  be.intt(leaving_refs, intt_consts);
-  for (const PolyRef& l : leaving_refs) {
-    out.push_back(be.make_poly(prev.q_basis));
-    be.bconv_matmul(*rs.bconv, l, out.back().ref());
-    out_refs.push_back(out.back().ref());
-  }
-  be.ntt(out_refs, ntt_consts);
-  if (rs.stay_count > 0) {
+  if (fusion_enabled(ctx)) {
+    // The INTT gathers the leaving limbs itself (out of place from their pieces of x).
+    const LeavingPieces pieces = leaving_pieces(rs, polys, leaving, intt_consts);
+    be.intt(pieces.dst, pieces.consts, pieces.src);
+  } else {
+    std::vector<PolyRef> leaving_refs;
     for (std::size_t i = 0; i < polys.size(); ++i) {
-      const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
-      be.sub_mul_scalar(polys[i].slice(rs.stay_src, rs.stay_count), y, stay_consts, y);
+      u32 pos = 0;
+      for (const auto& [offset, count] : rs.leaving) {
+        be.copy(polys[i].slice(offset, count), leaving[i].slice(pos, count));
+        pos += count;
+      }
+      leaving_refs.push_back(leaving[i].ref());
     }
+    be.intt(leaving_refs, intt_consts);
   }
-  return out;
+  std::vector<ConstPolyRef> leaving_refs, stay_src;
+  for (const RnsPoly& l : leaving)
+    leaving_refs.push_back(l.cref());
+  if (rs.stay_count > 0)
+    for (const ConstPolyRef& x : polys)
+      stay_src.push_back(x.slice(rs.stay_src, rs.stay_count));
+  return convert_and_finish(ctx, rs, prev, leaving_refs, ntt_consts, stay_src, stay_consts);
 }
 
 std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const PolyRef> ext,
@@ -90,41 +149,53 @@ std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const 
   const LevelData& prev = ctx.level(level - 1);
   const RescalePlan& rs = lv.mod_down_rescale;
   Backend& be = ctx.backend();
-  std::vector<RnsPoly> gathered, out;
-  std::vector<PolyRef> leaving_refs, out_refs;
   for (const PolyRef& x : ext) {
     if (!(x.basis == lv.pq_basis)) {
       throw ParameterError("mod_down_rescale: polynomial is not over Q_l u P of level " +
                            std::to_string(level));
     }
-    if (rs.leaving.size() == 1) {
-      // The leaving limbs end S_l, so with P they are one slice of the scratch input: the INTT
-      // runs in place and nothing is gathered.
+  }
+  // The leaving limbs, coefficient domain: when they are one slice of the (scratch) input (they
+  // end S_l, so with P they are one piece) the INTT runs there in place; otherwise they are
+  // gathered, by the INTT itself when fused.
+  std::vector<RnsPoly> gathered;
+  std::vector<PolyRef> leaving_refs;
+  const bool one_piece = rs.leaving.size() == 1;
+  if (one_piece) {
+    for (const PolyRef& x : ext)
       leaving_refs.push_back(x.slice(rs.leaving[0][0], rs.leaving[0][1]));
-      continue;
-    }
-    gathered.push_back(be.make_poly(rs.leaving_basis));
-    u32 pos = 0;
-    for (const auto& [offset, count] : rs.leaving) {
-      be.copy(x.slice(offset, count), gathered.back().slice(pos, count));
-      pos += count;
-    }
-    leaving_refs.push_back(gathered.back().ref());
-  }
-  be.intt(leaving_refs, rs.intt_post_consts);
-  for (const PolyRef& l : leaving_refs) {
-    out.push_back(be.make_poly(prev.q_basis));
-    be.bconv_matmul(*rs.bconv, l, out.back().ref());
-    out_refs.push_back(out.back().ref());
-  }
-  be.ntt(out_refs, rs.ntt_pre_consts);
-  if (rs.stay_count > 0) {
-    for (std::size_t i = 0; i < ext.size(); ++i) {
-      const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
-      be.sub_mul_scalar(ext[i].slice(rs.stay_src, rs.stay_count), y, rs.stay_consts, y);
+    be.intt(leaving_refs, rs.intt_post_consts);
+  } else {
+    for (std::size_t i = 0; i < ext.size(); ++i)
+      gathered.push_back(be.make_poly(rs.leaving_basis));
+    const std::vector<ConstPolyRef> in(ext.begin(), ext.end());
+    if (fusion_enabled(ctx)) {
+      const LeavingPieces pieces = leaving_pieces(rs, in, gathered, rs.intt_post_consts);
+      be.intt(pieces.dst, pieces.consts, pieces.src);
+    } else {
+      for (std::size_t i = 0; i < ext.size(); ++i) {
+        u32 pos = 0;
+        for (const auto& [offset, count] : rs.leaving) {
+          be.copy(ext[i].slice(offset, count), gathered[i].slice(pos, count));
+          pos += count;
+        }
+        leaving_refs.push_back(gathered[i].ref());
+      }
+      be.intt(leaving_refs, rs.intt_post_consts);
     }
   }
-  return out;
+  std::vector<ConstPolyRef> leaving;
+  if (one_piece) {
+    leaving.assign(leaving_refs.begin(), leaving_refs.end());
+  } else {
+    for (const RnsPoly& g : gathered)
+      leaving.push_back(g.cref());
+  }
+  std::vector<ConstPolyRef> stay_src;
+  if (rs.stay_count > 0)
+    for (const PolyRef& x : ext)
+      stay_src.push_back(x.slice(rs.stay_src, rs.stay_count));
+  return convert_and_finish(ctx, rs, prev, leaving, rs.ntt_pre_consts, stay_src, rs.stay_consts);
 }
 
 Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys, u32 from,

@@ -8,9 +8,13 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/key_generator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encryptor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/key_switcher.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_switch_batch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_switch_pipeline.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_combine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_hoisting.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/serialization.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/evaluator_batch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/serialization.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graph.cpp)

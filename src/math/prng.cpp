@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "theo/errors.h"
@@ -222,6 +224,26 @@ std::vector<u64> gaussian_cdt(double sigma, u32& bound) {
   return cdt;
 }
 
+struct GaussianTable {
+  std::vector<u64> cdt;
+  u32 bound = 0;
+};
+
+// gaussian_cdt() costs ~1 ms of GMP arithmetic; key generation samples hundreds of errors with
+// the same sigma, so each table is computed once per process.
+const GaussianTable& cached_gaussian_cdt(double sigma) {
+  static std::mutex mu;
+  static std::map<double, GaussianTable> tables;  // node-based: references stay valid
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = tables.find(sigma);
+  if (it == tables.end()) {
+    GaussianTable t;
+    t.cdt = gaussian_cdt(sigma, t.bound);
+    it = tables.emplace(sigma, std::move(t)).first;
+  }
+  return it->second;
+}
+
 }  // namespace
 
 std::vector<i32> sample_ternary_hw(Prng& prng, u32 n, u32 h) {
@@ -253,22 +275,43 @@ std::vector<i32> sample_ternary(Prng& prng, u32 n) {
   return out;
 }
 
-std::vector<i32> sample_gaussian(Prng& prng, u32 n, double sigma) {
+namespace {
+
+void check_sigma(double sigma) {
   if (!(sigma > 0.0) || !(sigma <= 1 << 20)) {
     throw ParameterError("sample_gaussian: sigma must be in (0, 2^20], got " +
                          std::to_string(sigma));
   }
-  u32 bound = 0;
-  const std::vector<u64> cdt = gaussian_cdt(sigma, bound);
-  std::vector<i32> out(n);
-  for (u32 i = 0; i < n; ++i) {
-    const u64 u = prng.next_u64();
+}
+
+}  // namespace
+
+void gaussian_from_bytes(std::span<const std::uint8_t> bytes, std::span<i32> out, double sigma) {
+  check_sigma(sigma);
+  if (bytes.size() != out.size() * kGaussianBytesPerValue) {
+    throw ParameterError("gaussian_from_bytes: " + std::to_string(bytes.size()) + " bytes for " +
+                         std::to_string(out.size()) + " values (8 per value)");
+  }
+  const GaussianTable& table = cached_gaussian_cdt(sigma);
+  const std::vector<u64>& cdt = table.cdt;
+  const i32 bound = static_cast<i32>(table.bound);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const u64 u = load_le64(bytes.data() + i * kGaussianBytesPerValue);
     // Scan the whole table (no early exit): the index is the number of entries <= u.
     u32 idx = 0;
     for (const u64 c : cdt)
       idx += static_cast<u32>(u >= c);
-    out[i] = static_cast<i32>(idx) - static_cast<i32>(bound);
+    out[i] = static_cast<i32>(idx) - bound;
   }
+}
+
+std::vector<i32> sample_gaussian(Prng& prng, u32 n, double sigma) {
+  check_sigma(sigma);
+  // The same keystream words as n calls of next_u64(), drawn in one call.
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n) * kGaussianBytesPerValue);
+  prng.fill_bytes(bytes);
+  std::vector<i32> out(n);
+  gaussian_from_bytes(bytes, out, sigma);
   return out;
 }
 

@@ -125,4 +125,80 @@ void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstP
   no_alias(op, "d1", d1, "d2", d2);
 }
 
+bool transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
+                    std::span<const PolyRef> polys, std::span<const u32> consts,
+                    std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < polys.size(); ++k) {
+    const std::string arg = indexed("polys", k);
+    poly(op, arg, be, polys[k]);
+    total += polys[k].limbs();
+    for (std::size_t j = 0; j < k; ++j)
+      no_alias(op, indexed("polys", j), polys[j], arg, polys[k]);
+  }
+  bool per_poly = false;
+  if (!consts.empty()) {
+    if (polys.empty()) fail(op, std::string(consts_name) + " given without polys");
+    per_poly = polys.size() > 1 && consts.size() == total;
+    std::size_t offset = 0;
+    for (std::size_t k = 0; k < polys.size(); ++k) {
+      if (per_poly) {
+        limb_consts(op, indexed(consts_name, k), be, polys[k],
+                    consts.subspan(offset, polys[k].limbs()));
+        offset += polys[k].limbs();
+      } else {
+        same_shape(op, "polys[0]", polys[0], indexed("polys", k), polys[k]);
+      }
+    }
+    if (!per_poly) limb_consts(op, consts_name, be, polys[0], consts);
+  }
+  if (!src.empty()) {
+    same_count(op, "polys", polys.size(), "src", src.size());
+    for (std::size_t k = 0; k < src.size(); ++k) {
+      const std::string arg = indexed("src", k);
+      poly(op, arg, be, src[k]);
+      same_shape(op, indexed("polys", k), polys[k], arg, src[k]);
+      for (std::size_t j = 0; j < polys.size(); ++j)
+        if (j != k || src[k].data != polys[k].data)
+          no_alias(op, arg, src[k], indexed("polys", j), polys[j]);
+    }
+  }
+  if (!echo.empty()) {
+    same_count(op, "polys", polys.size(), "echo", echo.size());
+    for (std::size_t k = 0; k < echo.size(); ++k) {
+      const std::string arg = indexed("echo", k);
+      poly(op, arg, be, echo[k]);
+      same_shape(op, indexed("polys", k), polys[k], arg, echo[k]);
+      for (std::size_t j = 0; j < polys.size(); ++j) {
+        no_alias(op, arg, echo[k], indexed("polys", j), polys[j]);
+        if (!src.empty()) no_alias(op, arg, echo[k], indexed("src", j), src[j]);
+        if (j < k) no_alias(op, arg, echo[k], indexed("echo", j), echo[j]);
+      }
+    }
+  }
+  return per_poly;
+}
+
+void sub_mul_epilogue_args(std::string_view op, const Backend& be, std::span<const PolyRef> polys,
+                           std::span<const ConstPolyRef> a, u32 first, std::span<const u32> s) {
+  same_count(op, "polys", polys.size(), "a", a.size());
+  if (a.empty()) return;
+  poly(op, "a[0]", be, a[0]);
+  limb_consts(op, "s", be, a[0], s);
+  const u32 width = a[0].limbs();
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const std::string arg = indexed("a", k);
+    poly(op, arg, be, a[k]);
+    same_shape(op, "a[0]", a[0], arg, a[k]);
+    const std::string pk = indexed("polys", k);
+    if (u64{first} + width > polys[k].limbs())
+      fail(op, "the window [" + std::to_string(first) + ", " + std::to_string(first + width) +
+                   ") of " + arg + " exceeds the " + std::to_string(polys[k].limbs()) +
+                   " limbs of " + pk);
+    same_shape(op, arg, a[k], pk + " window", polys[k].slice(first, width));
+    for (std::size_t j = 0; j < polys.size(); ++j)
+      no_alias(op, arg, a[k], indexed("polys", j), polys[j]);
+  }
+}
+
 }  // namespace theo::checks

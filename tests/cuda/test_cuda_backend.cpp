@@ -400,6 +400,74 @@ TEST(CudaBackend, AddSubBatch) {
   EXPECT_THROW(p.gpu->add_batch(as, as, crossed), ParameterError);
 }
 
+// Linear combination in one pass: term counts below, at and above one launch's kScalarSumTerms
+// (the rest chained with accumulation), odd limb counts, random bases.
+TEST(CudaBackend, MulScalarSum) {
+  struct Case {
+    u32 log_n, limbs, terms;
+  };
+  const u32 k = cuda::kScalarSumTerms;
+  for (const Case& c : {Case{12, 1, 1}, Case{12, 3, k}, Case{13, 7, k + 1}, Case{14, 5, 2 * k + 3},
+                        Case{15, 13, 4}, Case{16, 31, 3}, Case{16, 47, k + 4}}) {
+    Pair& p = backends(c.log_n);
+    const Basis b = random_basis(c.limbs, c.terms % 2 == 0);
+    std::vector<Twin> ins;
+    std::vector<ConstPolyRef> ci, gi;
+    std::vector<u32> s;
+    for (u32 t = 0; t < c.terms; ++t) {
+      ins.emplace_back(p, b);
+      const std::vector<u32> row = random_consts(*p.cpu, b);
+      s.insert(s.end(), row.begin(), row.end());
+    }
+    for (const Twin& t : ins)
+      ci.push_back(t.c.cref()), gi.push_back(t.g.cref());
+    Twin o(p, b);
+    p.cpu->mul_scalar_sum(ci, s, o.c.ref());
+    p.gpu->mul_scalar_sum(gi, s, o.g.ref());
+    ASSERT_TRUE(same(
+        p, o, "mul_scalar_sum " + label({c.log_n, c.limbs}) + " terms=" + std::to_string(c.terms)));
+  }
+}
+
+// Views: limb slices (16-byte aligned, vector path) and views at odd word offsets (the scalar
+// path), for the inputs, the output or both, with more terms than one launch takes.
+TEST(CudaBackend, MulScalarSumOnViews) {
+  Pair& p = backends(13);
+  const Basis b = random_basis(9);
+  const u32 terms = cuda::kScalarSumTerms + 2, n = p.cpu->n();
+  std::vector<Twin> ins;
+  for (u32 t = 0; t < terms; ++t)
+    ins.emplace_back(p, b);
+  const Basis part = b.slice(2, 5);
+  std::vector<u32> s;
+  for (u32 t = 0; t < terms; ++t) {
+    const std::vector<u32> row = random_consts(*p.cpu, part);
+    s.insert(s.end(), row.begin(), row.end());
+  }
+  // offset = word offset of the view into each poly (limb 2 of the basis, plus `shift` words).
+  const auto run = [&](u32 in_shift, u32 out_shift, const std::string& what) {
+    std::vector<ConstPolyRef> ci, gi;
+    for (u32 t = 0; t < terms; ++t) {
+      const u32 at = 2 * n + (t % 2 == 0 ? in_shift : 0);
+      ci.push_back({ins[t].c.data() + at, n, part});
+      gi.push_back({ins[t].g.data() + at, n, part});
+    }
+    Twin o(p, b);
+    const u32 at = 2 * n + out_shift;
+    p.cpu->mul_scalar_sum(ci, s, PolyRef{o.c.data() + at, n, part});
+    p.gpu->mul_scalar_sum(gi, s, PolyRef{o.g.data() + at, n, part});
+    EXPECT_TRUE(same(p, o, "mul_scalar_sum on " + what));
+  };
+  run(0, 0, "limb slices");
+  run(1, 0, "unaligned inputs");
+  run(0, 3, "an unaligned output");
+  run(3, 1, "unaligned inputs and output");
+  // An output that aliases a term is refused, as on the CPU.
+  const std::vector<ConstPolyRef> alias{ins[0].g.slice(0, 3)};
+  EXPECT_THROW(p.gpu->mul_scalar_sum(alias, std::vector<u32>(3, 1), ins[0].g.slice(0, 3)),
+               ParameterError);
+}
+
 TEST(CudaBackend, ElementwiseUnalignedSlices) {
   // Views that start one limb in are still 16-byte aligned; a view built at an odd word offset
   // takes the scalar path. Compare on a hand-made unaligned view.
@@ -527,24 +595,34 @@ TEST(CudaBackend, BConv) {
   }
 }
 
-// Both BConv kernels on every shape class: the tile kernel forced for small sources too
-// (small_rows = 0), and the small-source kernel with a row split that leaves a partial block.
+// Every BConv kernel on every shape class: the tile kernel forced for all shapes (blocked = 0), the
+// small-source kernel with a row split that leaves a partial block, and the blocked kernel with
+// both block sizes. The shapes cover output counts below the 4 row groups and partial row chunks,
+// source counts that need folds (36, 60 sources of up to 31 bits) and that need none, and the
+// 25-bit primes of this ring, which take the blocked kernel's general final reduction.
 TEST(CudaBackend, BConvKernelVariants) {
   struct Case {
     u32 log_n, src, dst;
   };
-  for (const u32 rows : {0u, 3u, 16u}) {
-    for (const Case& c :
-         {Case{12, 1, 2}, Case{12, 5, 7}, Case{13, 12, 35}, Case{13, 14, 33}, Case{14, 16, 9}}) {
+  struct Variant {
+    u32 blocked, small_rows, threads;
+  };
+  for (const Variant& v : {Variant{0, 0, 256}, Variant{0, 3, 256}, Variant{0, 16, 256},
+                           Variant{1, 0, 128}, Variant{1, 0, 256}}) {
+    for (const Case& c : {Case{12, 1, 2}, Case{12, 5, 7}, Case{13, 12, 35}, Case{13, 14, 33},
+                          Case{14, 16, 9}, Case{12, 36, 13}, Case{12, 60, 3}, Case{14, 12, 48}}) {
       Pair& p = backends(c.log_n);
       cuda::Tuning t;
-      t.bconv.small_rows = rows;
+      t.bconv.blocked = v.blocked;
+      t.bconv.small_rows = v.small_rows;
+      t.bconv.threads = v.threads;
       cuda::set_tuning(*p.gpu, t);
       const Basis all = random_basis(c.src + c.dst);
       const Basis s = all.slice(0, c.src), d = all.slice(c.src, c.dst);
       Twin x(p, s), y(p, d);
       const std::string l = " src " + std::to_string(c.src) + " dst " + std::to_string(c.dst) +
-                            " rows " + std::to_string(rows);
+                            " blocked " + std::to_string(v.blocked) + " rows " +
+                            std::to_string(v.small_rows) + " threads " + std::to_string(v.threads);
       for (const bool exact : {false, true}) {
         const auto cplan = p.cpu->make_bconv(s, d, exact);
         const auto gplan = p.gpu->make_bconv(s, d, exact);
@@ -556,6 +634,37 @@ TEST(CudaBackend, BConvKernelVariants) {
         ASSERT_TRUE(same(p, y, std::string(exact ? "exact " : "") + "bconv_matmul" + l));
       }
       cuda::set_tuning(*p.gpu, cuda::Tuning{});
+    }
+  }
+}
+
+// Extreme inputs for the accumulators: two of three coefficients have every t_j at its largest
+// magnitude ((q - 1) / 2, all positive or all negative), so the row sums reach the largest values
+// this table allows; the blocked kernel's fold schedule must keep them exact.
+TEST(CudaBackend, BConvExtremeInputs) {
+  for (const u32 src : {4u, 12u, 36u, 60u}) {
+    Pair& p = backends(12);
+    const u32 dst = 64 - src < 16 ? 64 - src : 16;
+    const Basis all = random_basis(src + dst);
+    const Basis s = all.slice(0, src), d = all.slice(src, dst);
+    for (const bool positive : {false, true}) {
+      std::vector<u32> w(static_cast<std::size_t>(src) * p.cpu->n());
+      for (u32 j = 0; j < src; ++j) {
+        const u32 q = p.cpu->modulus(s.ids[j]).q;
+        for (u32 i = 0; i < p.cpu->n(); ++i)
+          w[static_cast<std::size_t>(j) * p.cpu->n() + i] =
+              (i % 3 == 0) ? static_cast<u32>(rng()() % q) : (positive ? q / 2 : q / 2 + 1);
+      }
+      Twin x(p, s, w), y(p, d);
+      for (const bool exact : {false, true}) {
+        const auto cplan = p.cpu->make_bconv(s, d, exact);
+        const auto gplan = p.gpu->make_bconv(s, d, exact);
+        p.cpu->bconv_matmul(*cplan, x.c.cref(), y.c.ref());
+        p.gpu->bconv_matmul(*gplan, x.g.cref(), y.g.ref());
+        ASSERT_TRUE(same(p, y,
+                         "extreme bconv_matmul src " + std::to_string(src) +
+                             (positive ? " +" : " -") + (exact ? " exact" : "")));
+      }
     }
   }
 }

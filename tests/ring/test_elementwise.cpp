@@ -161,6 +161,48 @@ TEST_F(ElementwiseTest, KeyMultIsSumOfProducts) {
   }
 }
 
+TEST_F(ElementwiseTest, MulScalarSumIsSumOfMulScalars) {
+  const u32 limbs = basis_.size;
+  for (const u32 terms : {1u, 2u, 8u, 9u, 17u}) {
+    std::vector<RnsPoly> a;
+    std::vector<ConstPolyRef> ar;
+    std::vector<u32> s;
+    for (u32 k = 0; k < terms; ++k) {
+      a.push_back(random_poly(*be_, basis_));
+      for (u32 l = 0; l < limbs; ++l)
+        s.push_back(uniform(q_[l]));
+      // Edge constants on some rows: 0, 1 and q - 1.
+      if (k % 3 == 1) {
+        s[k * limbs] = 0;
+        s[k * limbs + 1] = 1;
+        s[k * limbs + 2] = q_[2] - 1;
+      }
+    }
+    for (const RnsPoly& p : a)
+      ar.push_back(p.cref());
+    RnsPoly out = be_->make_poly(basis_), want = be_->make_poly(basis_),
+            term = be_->make_poly(basis_);
+    be_->mul_scalar_sum(ar, s, out.ref());
+    be_->fill_zero(want.ref());
+    for (u32 k = 0; k < terms; ++k) {
+      const std::vector<u32> row(s.begin() + k * limbs, s.begin() + (k + 1) * limbs);
+      be_->mul_scalar(a[k].cref(), row, term.ref());
+      be_->add(want.cref(), term.cref(), want.ref());
+    }
+    EXPECT_EQ(words(*be_, out), words(*be_, want)) << terms << " terms";
+  }
+  // The rules: out may not alias a term, s has one row of limb constants per term, constants are
+  // canonical, and there is at least one term.
+  RnsPoly a = random_poly(*be_, basis_), out = be_->make_poly(basis_);
+  const std::vector<ConstPolyRef> one = {a.cref()};
+  EXPECT_THROW(be_->mul_scalar_sum(one, s_, a.ref()), ParameterError);
+  EXPECT_THROW(be_->mul_scalar_sum(one, std::vector<u32>(limbs + 1, 1), out.ref()), ParameterError);
+  std::vector<u32> big = s_;
+  big[3] = q_[3];
+  EXPECT_THROW(be_->mul_scalar_sum(one, big, out.ref()), ParameterError);
+  EXPECT_THROW(be_->mul_scalar_sum({}, {}, out.ref()), ParameterError);
+}
+
 TEST_F(ElementwiseTest, ResultsDoNotDependOnThreadCount) {
   auto one = make_cpu_backend(be_->ring(), 1), many = make_cpu_backend(be_->ring(), 4);
   const auto wa = random_words(*be_, basis_), wb = random_words(*be_, basis_);

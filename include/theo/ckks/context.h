@@ -7,14 +7,19 @@
 // Level l with level_config[l] = {m, t} is the contiguous id window [T - t, T + m).
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "theo/ckks/optimizations.h"
 #include "theo/math/bigint.h"
 #include "theo/math/params.h"
 #include "theo/ring/backend.h"
 
 namespace theo {
+
+class TrafficRecorder;  // theo/ring/traffic.h
+class Graph;            // theo/ckks/graph.h
 
 enum class BackendChoice {
   kAuto,  // make_default_backend: THEO_BACKEND, else CUDA when available, else CPU
@@ -28,6 +33,14 @@ struct ContextOptions {
   unsigned threads = 0;         // CPU backend threads (0: hardware concurrency)
   // Two scales are "equal" when |a/b - 1| <= scale_tolerance (else ScaleError).
   double scale_tolerance = 0x1p-30;
+  // Context::capture records a CUDA Graph. false (or THEO_GRAPHS=0 in the environment): the
+  // Graph calls the function again at each replay, op by op (the ablation baseline).
+  bool graphs = true;
+  // When set, every backend op is recorded (op, shape, modelled bytes and multiply-adds, scope)
+  // by wrapping the backend with make_recording_backend (theo/ring/traffic.h).
+  std::shared_ptr<TrafficRecorder> traffic;
+  // The memory-hierarchy optimizations, each switchable for the ablation (bit-exact either way).
+  Optimizations optimizations;
 };
 
 // One key-switching digit at one level: the level's limbs [start, start + count), which are the
@@ -92,7 +105,7 @@ struct LevelData {
   std::vector<u32> mod_up_intt_consts;
 };
 
-class Context {
+class Context : public std::enable_shared_from_this<Context> {
  public:
   // Validates the set (ParameterError), refuses 64-bit sets, checks 128-bit security
   // (SecurityError unless options.allow_insecure) and builds the backend and all tables.
@@ -129,6 +142,10 @@ class Context {
   long double default_scale(u32 l) const { return level(l).scale; }
   u32 default_encryption_level() const { return params_.default_encryption_level; }
   double scale_tolerance() const { return options_.scale_tolerance; }
+
+  // Captures the backend ops of `fn` once into a Graph that replays them (theo/ckks/graph.h,
+  // docs/graphs.md). fn does not run now; its work runs at each Graph::replay().
+  Graph capture(std::function<void()> fn) const;
 
  private:
   Context(const ParameterSet& params, const ContextOptions& options);

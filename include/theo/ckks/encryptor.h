@@ -47,8 +47,9 @@ class Decryptor {
   const SecretKey* sk_;
 };
 
-// The uniform polynomial `a` of a seeded secret-key ciphertext: sampled in the NTT domain, limb by
-// limb in the order of the level's basis, from a ChaCha20 stream keyed by `seed`.
+// The uniform polynomial `a` of a seeded secret-key ciphertext, in the NTT domain over the level's
+// basis: Backend::sample_uniform(seed, stream 0), expanded on the backend. Limb words depend only
+// on (seed, prime), so the `a` of a lower level is a prefix of the limbs of a higher one.
 RnsPoly expand_seeded_uniform(const Context& ctx, const Prng::Seed& seed, u32 level);
 
 }  // namespace theo

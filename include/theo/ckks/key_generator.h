@@ -12,6 +12,10 @@
 
 namespace theo {
 
+namespace cpu {
+class ThreadPool;  // backend/cpu/thread_pool.h
+}
+
 class KeyGenerator {
  public:
   explicit KeyGenerator(std::shared_ptr<const Context> ctx);
@@ -42,8 +46,21 @@ class KeyGenerator {
   SwitchingKey create_switching_key(const SecretKey& sk, ConstPolyRef s_prime);
 
  private:
+  // A fresh 32-byte seed from the CSPRNG for one uniform polynomial, expanded on the backend
+  // (Backend::sample_uniform): only the seed crosses the host bus.
+  Prng::Seed next_seed();
+  // `count` Gaussian error polynomials: the keystream is drawn in order (so the values equal
+  // `count` calls of sample_gaussian), the table scans run on all hardware threads.
+  std::vector<std::vector<i32>> sample_errors(u32 count);
+  // Small signed coefficients (secret, error) sampled on the host -> NTT domain over `basis`.
+  RnsPoly small_poly_ntt(std::span<const i32> coeffs, const Basis& basis);
+
   std::shared_ptr<const Context> ctx_;
   Prng prng_;
+  // BConv from the first prime of spread_basis_ to the others, cached for small_poly_ntt.
+  Basis spread_basis_;
+  std::shared_ptr<const BConvPlan> spread_plan_;
+  std::shared_ptr<cpu::ThreadPool> pool_;  // made on first use by sample_errors
 };
 
 }  // namespace theo

@@ -33,6 +33,24 @@ struct ExtendedPair {
   RnsPoly c1;
 };
 
+// The footprint model of L2-aware multi-polynomial caching (Theodosian §IV-A, Table III): the
+// bytes a stage of one key switch at a level writes and reads again within the stage, which is
+// what must stay in the L2 cache for the stage to run without DRAM traffic beyond its inputs.
+// L = the level's limbs, beta = its digits, 4 N bytes per limb:
+//   mod_up   = (L + beta (L + alpha)) 4 N   the INTT'd input, read by every digit's BConv, and
+//                                             the digits over Q_l u P (BConv out, NTT in / out)
+//   mod_down = (2 alpha + 4 L) 4 N          the P parts (INTT, then BConv in), their lifts to Q_l
+//                                             (BConv out, NTT, subtraction) and the KeyMult's Q
+//                                             parts (read by the subtraction)
+//   hoisted  = beta (L + alpha) 4 N         one rotation's permuted digits (hoisted rotations)
+// Keys are streamed from DRAM once and not counted.
+struct KeySwitchFootprint {
+  std::size_t mod_up = 0;
+  std::size_t mod_down = 0;
+  std::size_t hoisted = 0;
+  std::size_t per_switch() const { return mod_up > mod_down ? mod_up : mod_down; }
+};
+
 class KeySwitcher {
  public:
   explicit KeySwitcher(std::shared_ptr<const Context> ctx);
@@ -55,6 +73,63 @@ class KeySwitcher {
   // All three: d (level `level`, NTT) switched with `key` -> (out0, out1) over Q_l.
   void switch_key(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
                   PolyRef out1) const;
+
+  // ---- scheduling by ContextOptions::optimizations (key_switch_batch.cpp,
+  // key_switch_pipeline.cpp): every function below computes the same words as the stage
+  // functions above, one key switch at a time, under every combination of switches.
+
+  KeySwitchFootprint footprint(u32 level) const;
+  // The cache batches are planned for: Optimizations::cache_bytes, else Backend::l2_bytes().
+  std::size_t cache_bytes() const;
+  // How many of `count` independent items (key switches; per_item_bytes each, e.g.
+  // footprint(level).per_switch()) run as one batch: the most that fit the cache beside
+  // `shared_bytes` (data all of them read, e.g. hoisted digits), at least 1 and at most `count`.
+  // `count` when the cache is unknown (0: the CPU); 1 with multi_poly_caching off.
+  u32 batch_size(std::size_t count, std::size_t per_item_bytes, std::size_t shared_bytes = 0) const;
+
+  // Stage 1 as scheduled: mod_up() with multi_poly_caching, else one input and, within it, one
+  // digit's INTT -> BConv -> NTT sequence after another (Cheddar's O(alpha)-limb order).
+  std::vector<ModUpDigits> mod_up_scheduled(std::span<const ConstPolyRef> inputs, u32 level) const;
+  ModUpDigits mod_up_scheduled(ConstPolyRef input, u32 level) const;
+  // Stage 3 as scheduled: mod_down() over all polys with multi_poly_caching, else one at a time.
+  void mod_down_scheduled(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                          u32 level) const;
+
+  // Batched key switching: d[i] (level `level`, NTT) switched with *keys[i] -> (out0[i], out1[i]),
+  // like switch_key per input. Inputs go in batches of `batch` (0: the planner's batch_size);
+  // a batch runs one ModUp, its KeyMults and one ModDown over all its polys. With pipelining, the
+  // batch's KeyMult / ModDown are the pipelined pair (key_mult_mod_down).
+  void switch_keys(std::span<const ConstPolyRef> d, std::span<const SwitchingKey* const> keys,
+                   u32 level, std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                   u32 batch = 0) const;
+  // Hoisted rotations: the digits `up` of one input, permuted by galois[i] and switched with
+  // *keys[i] -> (out0[i], out1[i]) over Q_l (no galois element may be 1). Rotations go in batches
+  // that fit the cache beside the shared digits; each batch permutes its digits, then runs
+  // key_mult_mod_down over the batch.
+  void switch_keys_hoisted(const ModUpDigits& up, std::span<const u32> galois,
+                           std::span<const SwitchingKey* const> keys, std::span<const PolyRef> out0,
+                           std::span<const PolyRef> out1) const;
+
+  // Stages 2 and 3 of several key switches at one level: digits[i] (the ModUp digits of switch i
+  // over Q_l u P, possibly permuted) times *keys[i] -> (out0[i], out1[i]) over Q_l (outputs must
+  // not overlap each other). Without pipelining: key_mult_into per switch, then
+  // mod_down_scheduled over all. With pipelining: every switch's KeyMult P part, fork(), the
+  // ModDown lift of those P parts on the branch, end_fork(), every Q part of KeyMult on the main
+  // stream, join(), then the ModDown tails.
+  void key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> digits,
+                         std::span<const SwitchingKey* const> keys, u32 level,
+                         std::span<const PolyRef> out0, std::span<const PolyRef> out1) const;
+
+  // The pieces the pipeline splits KeyMult and ModDown into (key_switch_pipeline.cpp).
+  // KeyMult restricted to the Q_l limbs (p_part false) or the P limbs (true) of out0 / out1.
+  void key_mult_part(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                     PolyRef out0, PolyRef out1, bool p_part) const;
+  // ModDown's lift: in[i]'s P limbs (clobbered) -> INTT -> BConv P -> Q_l into out[i] (over Q_l,
+  // overlapping no input), then the NTT of out[i] unless fusion puts it into mod_down_finish.
+  void mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
+  // ModDown's tail on mod_down_lift's result: out[i] = (in[i]'s Q_l limbs - NTT(lift)) * P^-1,
+  // with fusion one ntt_sub_mul_scalar (Cheddar Seq.3).
+  void mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
 
   const std::shared_ptr<const Context>& context() const { return ctx_; }
 

@@ -52,4 +52,13 @@ std::vector<i32> sample_ternary(Prng& prng, u32 n);
 // values on every platform. Throws ParameterError unless 0 < sigma <= 2^20.
 std::vector<i32> sample_gaussian(Prng& prng, u32 n, double sigma = 3.2);
 
+// Keystream bytes sample_gaussian reads per value (one little-endian 64-bit word).
+inline constexpr std::size_t kGaussianBytesPerValue = 8;
+// sample_gaussian's map from those bytes to values: sample_gaussian(prng, n, sigma) equals
+// gaussian_from_bytes(the next 8 n bytes of prng, sigma). A caller can draw the bytes of many
+// polynomials in order and map them in parallel (key generation). Throws ParameterError unless
+// bytes.size() == 8 out.size() and 0 < sigma <= 2^20.
+void gaussian_from_bytes(std::span<const std::uint8_t> bytes, std::span<i32> out,
+                         double sigma = 3.2);
+
 }  // namespace theo

@@ -30,6 +30,7 @@
 //  * Ops run in issue order on the backend's stream; host data is visible only after download()
 //    or synchronize().
 
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -75,6 +76,30 @@ class BConvPlan {
   BConvTable table_;
 };
 
+// The ops a backend recorded between begin_capture() and end_capture() (a CUDA Graph on the GPU,
+// a list of recorded calls on the CPU), replayable on that backend. Captured work refers to its
+// operands by address: the polys, plans and keys it read must outlive it; every replay reads their
+// current contents and rewrites the polys it wrote.
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  // Issues the recorded ops again, in capture order, like any op (asynchronous on the GPU).
+  // Throws BackendError while the backend is capturing.
+  virtual void replay() = 0;
+  // Kernel launches of one replay (CUDA: kernel nodes of the graph; CPU: recorded ops).
+  virtual std::size_t kernel_count() const = 0;
+  // All nodes of one replay (CUDA: kernels plus memcpy / memset nodes; CPU: recorded ops).
+  virtual std::size_t node_count() const = 0;
+};
+
+// Backend::memory_report(). All zero where a backend does not track the quantity.
+struct MemoryReport {
+  std::size_t live_bytes = 0;    // held by this backend's live allocations
+  std::size_t peak_bytes = 0;    // the most live_bytes has been since the backend was made
+  std::size_t device_used = 0;   // the whole device in use (every process, the CUDA context)
+  std::size_t device_total = 0;  // the device's memory
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -95,11 +120,33 @@ class Backend {
   virtual void synchronize() = 0;
 
   // ---- NTT ----------------------------------------------------------------------------------
-  // In place, batched over all limbs of all polys. Optional per-limb constants (one per limb of
-  // the polys, which then must share their Basis) are multiplied in for free: before the forward
-  // transform (ntt) or after the inverse one (intt).
-  virtual void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {}) = 0;
-  virtual void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {}) = 0;
+  // Batched over all limbs of all polys, which may differ in Basis (a backend may still cover the
+  // whole batch with one launch) and must not overlap each other. Optional arguments:
+  //  * consts: per-limb constants multiplied in for free, before the forward transform (ntt) or
+  //    after the inverse one (intt). Either one per limb of polys[0], taken by every poly (the
+  //    polys then share polys[0]'s Basis), or one per limb of every poly in turn (as many as the
+  //    polys have limbs together).
+  //  * src (one per poly, each shaped like its poly): out of place, polys[k] = T(src[k]) and src[k]
+  //    is left as it was. src[k] may be polys[k] itself (in place) but must overlap no other poly
+  //    of the call. Saves the copy that an in-place transform of a kept input needs.
+  //  * echo (one per poly, each shaped like its poly): a copy fused into the transform's read:
+  //    echo[k] receives the words the transform of polys[k] reads (src[k], else polys[k] before
+  //    the call), unchanged. No echo may overlap a poly, a src or another echo.
+  virtual void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {},
+                   std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {}) = 0;
+  virtual void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {},
+                    std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {}) = 0;
+  // The tail of ModDown and rescale fused into the forward NTT (Cheddar Seq.3): y_k = NTT of
+  // polys[k] in place (pre_consts as for ntt), then on the window of limbs [first, first + W) of
+  // polys[k], W = a[k].limbs():
+  //     polys[k]_(first + i) = (a[k]_i - y_k,(first + i)) * s_i       for i < W
+  // and y_k on the other limbs: the words of ntt() followed by sub_mul_scalar() on the window,
+  // without writing and reading y_k's window in between. Every a[k] is over a[0]'s Basis, which
+  // is the window's Basis in polys[k]; s holds one canonical constant per limb of a[0]; no a[k]
+  // may overlap a poly of the call.
+  virtual void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                                  std::span<const ConstPolyRef> a, u32 first,
+                                  std::span<const u32> s) = 0;
 
   // ---- basis conversion ---------------------------------------------------------------------
   virtual std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
@@ -156,6 +203,57 @@ class Backend {
   // out = sum_i phi_{k_i}(in_i) (+ out if accumulate); out must not alias any input (Par.4).
   virtual void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks,
                                 PolyRef out, bool accumulate) = 0;
+
+  // ---- capture (CUDA Graphs) ----------------------------------------------------------------
+  // Between begin_capture() and end_capture() ops are recorded instead of run, and allocator()
+  // hands out memory of the capture (kept while the CapturedWork or any poly made from it lives).
+  // upload, download, synchronize and make_bconv throw BackendError while capturing (they need the
+  // host); the capture then stays open: end it with abort_capture(). One capture at a time, and no
+  // other thread may use the backend meanwhile.
+  virtual void begin_capture() = 0;
+  virtual std::unique_ptr<CapturedWork> end_capture() = 0;
+  // Drops an open capture (nothing recorded runs); no-op when not capturing.
+  virtual void abort_capture() noexcept = 0;
+  virtual bool capturing() const = 0;
+
+  // ---- sampling -----------------------------------------------------------------------------
+  // Fills `out` with words uniform in [0, q) on every limb, expanded from a 32-byte seed so that
+  // key and ciphertext `a` polynomials never cross the host bus. Construction (every backend
+  // computes it word for word): for limb prime id p and coefficient i, the ChaCha20 block
+  // (RFC 8439) keyed by `seed` with block counter i / 4 and nonce = stream_id (8 bytes, little
+  // endian) || p (4 bytes, little endian); words 4 (i % 4) .. 4 (i % 4) + 3 of the block, read as
+  // a little-endian 128-bit integer, reduced mod q (bias < q / 2^128). The words of a limb depend
+  // only on (seed, stream_id, prime), so a prefix of a basis expands to a prefix of the limbs.
+  virtual void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                              PolyRef out) = 0;
+
+  // ---- second stream (complementary pipelining, Theodosian §IV-B) ----------------------------
+  // Ops run in issue order on one stream, except for a fork:
+  //   fork();      // the ops issued next (the branch) start after every op issued before fork()
+  //   ...          // branch: on a second stream
+  //   end_fork();  // the ops issued next go to the first stream, concurrently with the branch
+  //   ...          // independent of the branch: nothing one writes may be touched by the other
+  //   join();      // the ops issued next start after the branch's ops
+  // join() may follow fork() directly (no concurrent part). Captured work keeps the branch as
+  // parallel graph nodes with these dependency edges. Between fork() and join() no memory may be
+  // allocated or freed (a stream-ordered pool orders frees on the first stream only), and upload,
+  // download and begin_capture / end_capture throw BackendError; synchronize() waits for both
+  // streams. A backend with one stream (the CPU) runs everything in issue order, which is one of
+  // the orders the fork allows, so results are the same words. BackendError on fork() while a fork
+  // is open, end_fork() outside a branch, or join() without a fork.
+  virtual void fork() = 0;
+  virtual void end_fork() = 0;
+  virtual void join() = 0;
+
+  // ---- cache --------------------------------------------------------------------------------
+  // The device's last-level (L2) cache in bytes, read at run time, for working-set planning
+  // (KeySwitcher::batch_size); 0 where the backend has no shared device cache to plan for (CPU).
+  virtual std::size_t l2_bytes() const = 0;
+
+  // ---- memory report ------------------------------------------------------------------------
+  // What this backend's memory holds now, for reports (e.g. the set-up of bootstrapping); the
+  // default (CPU backend) tracks nothing and returns zeros.
+  virtual MemoryReport memory_report() const { return {}; }
 
  protected:
   explicit Backend(RingParams ring);

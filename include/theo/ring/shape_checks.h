@@ -38,6 +38,18 @@ void key_mult_args(std::string_view op, const Backend& be, std::span<const Const
 // aliasing it, and one row of canonical per-limb constants per term.
 void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
                          std::span<const u32> s, ConstPolyRef out);
+// Arguments of Backend::ntt / intt (contract in backend.h): valid, pairwise disjoint polys; consts
+// none, one per limb of polys[0] (the polys then share its Basis) or one per limb of every poly;
+// src and echo empty or shaped like the polys, src[k] in place or overlapping no poly, echoes
+// overlapping nothing. Returns true when consts hold one row per poly (the second form).
+bool transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
+                    std::span<const PolyRef> polys, std::span<const u32> consts,
+                    std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
+// The epilogue of Backend::ntt_sub_mul_scalar: one a[k] per poly, all over a[0]'s Basis, which
+// is the Basis of limbs [first, first + a[0].limbs()) of every poly; one canonical s per limb of
+// a[0]; no a[k] overlapping a poly.
+void sub_mul_epilogue_args(std::string_view op, const Backend& be, std::span<const PolyRef> polys,
+                           std::span<const ConstPolyRef> a, u32 first, std::span<const u32> s);
 // Span lengths agree.
 void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
                 std::size_t b);

@@ -20,6 +20,7 @@ void CpuBackend::automorphism(ConstPolyRef in, u32 k, PolyRef out) {
   checks::same_shape("automorphism", "in", in, "out", out);
   checks::no_alias("automorphism", "in", in, "out", out);
   check_galois("automorphism", "k", k);
+  if (deferred([this, in, k, out] { automorphism(in, k, out); })) return;
   const std::vector<u32> map = automorphism_map(k);
   for_limbs(in.limbs(), [&](u32 l) {
     const u32 n = in.n;  // a local bound, so stores cannot alias it
@@ -35,13 +36,18 @@ void CpuBackend::automorphism_sum(std::span<const ConstPolyRef> ins, std::span<c
   constexpr std::string_view op = "automorphism_sum";
   check(op, "out", out);
   checks::same_count(op, "ins", ins.size(), "ks", ks.size());
-  std::vector<std::vector<u32>> maps;
   for (std::size_t j = 0; j < ins.size(); ++j) {
     checks::same_shape(op, "out", out, checks::indexed("ins", j), ins[j]);
     checks::no_alias(op, checks::indexed("ins", j), ins[j], "out", out);
     check_galois(op, checks::indexed("ks", j), ks[j]);
-    maps.push_back(automorphism_map(ks[j]));
   }
+  if (deferred([this, i = owned(ins), k = owned(ks), out, accumulate] {
+        automorphism_sum(i, k, out, accumulate);
+      }))
+    return;
+  std::vector<std::vector<u32>> maps;
+  for (const u32 k : ks)
+    maps.push_back(automorphism_map(k));
   for_limbs(out.limbs(), [&](u32 l) {
     const u32 n = out.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(out.basis[l]).q;

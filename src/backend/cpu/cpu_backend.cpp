@@ -61,11 +61,15 @@ void CpuBackend::check(std::string_view op, std::string_view arg, ConstPolyRef p
 }
 
 void CpuBackend::upload(const u32* host, PolyRef dst) {
+  refuse_while_capturing("upload");
+  fork_.refuse("upload");
   check("upload", "dst", dst);
   if (dst.words() > 0) std::memcpy(dst.data, host, dst.words() * sizeof(u32));
 }
 
 void CpuBackend::download(ConstPolyRef src, u32* host) {
+  refuse_while_capturing("download");
+  fork_.refuse("download");
   check("download", "src", src);
   if (src.words() > 0) std::memcpy(host, src.data, src.words() * sizeof(u32));
 }
@@ -73,11 +77,13 @@ void CpuBackend::download(ConstPolyRef src, u32* host) {
 void CpuBackend::copy(ConstPolyRef src, PolyRef dst) {
   check("copy", "src", src);
   checks::same_shape("copy", "src", src, "dst", dst);
+  if (deferred([this, src, dst] { copy(src, dst); })) return;
   if (src.words() > 0) std::memmove(dst.data, src.data, src.words() * sizeof(u32));
 }
 
 void CpuBackend::fill_zero(PolyRef dst) {
   check("fill_zero", "dst", dst);
+  if (deferred([this, dst] { fill_zero(dst); })) return;
   if (dst.words() > 0) std::memset(dst.data, 0, dst.words() * sizeof(u32));
 }
 

@@ -2,16 +2,25 @@
 // The CPU reference backend. Readable kernels, parallel over limbs (and polys x limbs); every
 // other backend is tested against it word for word.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "backend/capture_arena.h"
 #include "backend/cpu/host_allocator.h"
 #include "backend/cpu/thread_pool.h"
+#include "backend/fork_state.h"
 #include "theo/ring/backend.h"
 #include "theo/ring/ntt_tables.h"
 
 namespace theo::cpu {
+
+// A recorded call's own copy of a span argument (the caller's storage is gone by replay time).
+template <typename T>
+std::vector<T> owned(std::span<const T> s) {
+  return {s.begin(), s.end()};
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -20,15 +29,27 @@ class CpuBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::kCpu; }
   std::string name() const override;
 
-  std::shared_ptr<Allocator> allocator() override { return alloc_; }
+  std::shared_ptr<Allocator> allocator() override;
   void upload(const u32* host, PolyRef dst) override;
   void download(ConstPolyRef src, u32* host) override;
   void copy(ConstPolyRef src, PolyRef dst) override;
   void fill_zero(PolyRef dst) override;
-  void synchronize() override {}
+  void synchronize() override;
 
-  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) override;
-  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) override;
+  // Capture records each op's call (with copies of its span arguments) after its argument checks,
+  // and a replay makes the same calls again (cpu_capture.cpp).
+  void begin_capture() override;
+  std::unique_ptr<CapturedWork> end_capture() override;
+  void abort_capture() noexcept override;
+  bool capturing() const override { return capture_ != nullptr; }
+
+  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+            std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+  void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                          std::span<const ConstPolyRef> a, u32 first,
+                          std::span<const u32> s) override;
 
   std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
                                               bool exact = false) override;
@@ -60,24 +81,56 @@ class CpuBackend final : public Backend {
   void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
                         bool accumulate) override;
 
+  void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                      PolyRef out) override;  // cpu_sampler.cpp
+
+  // One stream: a fork's branch simply runs in issue order (the protocol is still checked).
+  void fork() override { fork_.fork(); }
+  void end_fork() override { fork_.end_fork(); }
+  void join() override { fork_.join(); }
+  std::size_t l2_bytes() const override { return 0; }
+
  private:
   // Built on first use: a ring may list many primes that a given run never transforms.
   const NttTable& ntt_table(PrimeId id);
   // src[i] of out[i] = in[src[i]] for phi_k on NTT-domain data.
   std::vector<u32> automorphism_map(u32 k) const;
-  // One NTT job per limb of every poly, so a batch of small polys still spreads over all threads.
+  // One NTT job per limb of every poly, so a batch of small polys still spreads over all threads
+  // (cpu_ntt.cpp).
   struct LimbJob {
-    u32* data;
-    const NttTable* table;
-    const u32* c;
+    u32* data = nullptr;       // transformed in place
+    const u32* src = nullptr;  // read first (== data in place)
+    u32* echo = nullptr;       // receives the src words (nullable)
+    const NttTable* table = nullptr;
+    const u32* c = nullptr;    // pre / post constant (nullable)
+    const u32* sub = nullptr;  // ntt_sub_mul_scalar: data = (sub - NTT) * s (nullable)
+    u32 s = 0;
   };
   std::vector<LimbJob> ntt_jobs(std::string_view op, std::string_view consts_name,
-                                std::span<const PolyRef> polys, std::span<const u32> consts);
+                                std::span<const PolyRef> polys, std::span<const u32> consts,
+                                std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
+  void run_transform(const std::vector<LimbJob>& jobs, bool inverse);
+  // While capturing: keeps `call` (which repeats the op's public call, owning its arguments) for
+  // the replays instead of running the op, and returns true.
+  template <typename Call>
+  bool deferred(Call&& call) {
+    if (!capture_) return false;
+    capture_->calls.emplace_back(std::forward<Call>(call));
+    return true;
+  }
+  // Throws BackendError while capturing: `op` needs the host at capture time.
+  void refuse_while_capturing(std::string_view op) const;
   // fn(limb) for every limb, in parallel.
   void for_limbs(u32 limbs, const std::function<void(u32)>& fn);
   void check(std::string_view op, std::string_view arg, ConstPolyRef p) const;
 
+  struct Capture {
+    std::shared_ptr<CaptureArena> arena;
+    std::vector<std::function<void()>> calls;
+  };
   std::shared_ptr<HostAllocator> alloc_;
+  std::unique_ptr<Capture> capture_;
+  ForkState fork_;
   ThreadPool pool_;
   std::vector<u32> brev_;  // bit reversal over log_n bits
   std::unique_ptr<std::once_flag[]> table_once_;

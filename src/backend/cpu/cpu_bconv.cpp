@@ -27,19 +27,25 @@ const CpuBConvPlan& cpu_plan(std::string_view op, const BConvPlan& plan) {
 
 std::shared_ptr<const BConvPlan> CpuBackend::make_bconv(const Basis& src, const Basis& dst,
                                                         bool exact) {
+  refuse_while_capturing("make_bconv");
   return std::make_shared<CpuBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this);
 }
 
 namespace {
 
-void run_bconv(std::string_view op, const Backend& be, ThreadPool& pool, const BConvPlan& plan,
-               ConstPolyRef in, PolyRef out, bool apply_hat_inv) {
+const CpuBConvPlan& check_bconv(std::string_view op, const Backend& be, const BConvPlan& plan,
+                                ConstPolyRef in, PolyRef out) {
   const CpuBConvPlan& p = cpu_plan(op, plan);
   checks::poly(op, "in", be, in);
   checks::poly(op, "out", be, out);
   checks::same_shape(op, "plan.src", ConstPolyRef{in.data, in.n, plan.src()}, "in", in);
   checks::same_shape(op, "plan.dst", ConstPolyRef{out.data, out.n, plan.dst()}, "out", out);
   checks::no_alias(op, "in", in, "out", out);
+  return p;
+}
+
+void run_bconv(ThreadPool& pool, const CpuBConvPlan& p, ConstPolyRef in, PolyRef out,
+               bool apply_hat_inv) {
   const u32 tiles = in.n / kBConvTile;
   pool.run(tiles, [&](std::size_t t) {
     thread_local std::vector<i32> scratch;
@@ -51,11 +57,15 @@ void run_bconv(std::string_view op, const Backend& be, ThreadPool& pool, const B
 }  // namespace
 
 void CpuBackend::bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
-  run_bconv("bconv", *this, pool_, plan, in, out, true);
+  const CpuBConvPlan& p = check_bconv("bconv", *this, plan, in, out);
+  if (deferred([this, &plan, in, out] { bconv(plan, in, out); })) return;
+  run_bconv(pool_, p, in, out, true);
 }
 
 void CpuBackend::bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
-  run_bconv("bconv_matmul", *this, pool_, plan, in, out, false);
+  const CpuBConvPlan& p = check_bconv("bconv_matmul", *this, plan, in, out);
+  if (deferred([this, &plan, in, out] { bconv_matmul(plan, in, out); })) return;
+  run_bconv(pool_, p, in, out, false);
 }
 
 }  // namespace theo::cpu

@@ -43,6 +43,7 @@ void check_batch(std::string_view op, const Backend& be, std::span<const ConstPo
 void CpuBackend::add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
                            std::span<const PolyRef> out) {
   check_batch("add_batch", *this, a, b, out);
+  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { add_batch(a, b, o); })) return;
   for (std::size_t k = 0; k < a.size(); ++k)
     add(a[k], b[k], out[k]);
 }
@@ -50,6 +51,7 @@ void CpuBackend::add_batch(std::span<const ConstPolyRef> a, std::span<const Cons
 void CpuBackend::sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
                            std::span<const PolyRef> out) {
   check_batch("sub_batch", *this, a, b, out);
+  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { sub_batch(a, b, o); })) return;
   for (std::size_t k = 0; k < a.size(); ++k)
     sub(a[k], b[k], out[k]);
 }
@@ -61,6 +63,7 @@ void CpuBackend::add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
   check("add", "a", a);
   checks::same_shape("add", "a", a, "b", b);
   checks::same_shape("add", "a", a, "out", out);
+  if (deferred([this, a, b, out] { add(a, b, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -75,6 +78,7 @@ void CpuBackend::sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
   check("sub", "a", a);
   checks::same_shape("sub", "a", a, "b", b);
   checks::same_shape("sub", "a", a, "out", out);
+  if (deferred([this, a, b, out] { sub(a, b, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -88,6 +92,7 @@ void CpuBackend::sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
 void CpuBackend::neg(ConstPolyRef a, PolyRef out) {
   check("neg", "a", a);
   checks::same_shape("neg", "a", a, "out", out);
+  if (deferred([this, a, out] { neg(a, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -102,6 +107,7 @@ void CpuBackend::mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
   check("mul", "a", a);
   checks::same_shape("mul", "a", a, "b", b);
   checks::same_shape("mul", "a", a, "out", out);
+  if (deferred([this, a, b, out] { mul(a, b, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const Modulus m = modulus(a.basis[l]);
@@ -117,6 +123,7 @@ void CpuBackend::mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef
   checks::same_shape("mul_add", "a", a, "b", b);
   checks::same_shape("mul_add", "a", a, "c", c);
   checks::same_shape("mul_add", "a", a, "out", out);
+  if (deferred([this, a, b, c, out] { mul_add(a, b, c, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const Modulus m = modulus(a.basis[l]);
@@ -131,6 +138,7 @@ void CpuBackend::mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out)
   check("mul_scalar", "a", a);
   checks::same_shape("mul_scalar", "a", a, "out", out);
   checks::limb_consts("mul_scalar", "s", *this, a, s);
+  if (deferred([this, a, s = owned(s), out] { mul_scalar(a, s, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -146,6 +154,7 @@ void CpuBackend::add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out)
   check("add_scalar", "a", a);
   checks::same_shape("add_scalar", "a", a, "out", out);
   checks::limb_consts("add_scalar", "s", *this, a, s);
+  if (deferred([this, a, s = owned(s), out] { add_scalar(a, s, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -163,6 +172,7 @@ void CpuBackend::mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPol
   checks::same_shape("mul_scalar_add", "a", a, "b", b);
   checks::same_shape("mul_scalar_add", "a", a, "out", out);
   checks::limb_consts("mul_scalar_add", "s", *this, a, s);
+  if (deferred([this, a, s = owned(s), b, out] { mul_scalar_add(a, s, b, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -180,6 +190,7 @@ void CpuBackend::sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const 
   checks::same_shape("sub_mul_scalar", "a", a, "b", b);
   checks::same_shape("sub_mul_scalar", "a", a, "out", out);
   checks::limb_consts("sub_mul_scalar", "s", *this, a, s);
+  if (deferred([this, a, b, s = owned(s), out] { sub_mul_scalar(a, b, s, out); })) return;
   for_limbs(a.limbs(), [&](u32 l) {
     const u32 n = a.n;  // a local bound, so stores cannot alias it
     const u32 q = modulus(a.basis[l]).q;
@@ -194,6 +205,7 @@ void CpuBackend::sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const 
 void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
                         PolyRef d0, PolyRef d1, PolyRef d2) {
   checks::tensor_args("tensor", *this, a0, a1, b0, b1, d0, d1, d2);
+  if (deferred([=, this] { tensor(a0, a1, b0, b1, d0, d1, d2); })) return;
   for_limbs(a0.limbs(), [&](u32 l) {
     const u32 n = a0.n;  // a local bound, so stores cannot alias it
     const Modulus m = modulus(a0.basis[l]);
@@ -211,6 +223,7 @@ void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, Const
 void CpuBackend::mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
                                 PolyRef out) {
   checks::mul_scalar_sum_args("mul_scalar_sum", *this, a, s, out);
+  if (deferred([this, a = owned(a), s = owned(s), out] { mul_scalar_sum(a, s, out); })) return;
   const u32 limbs = out.limbs();
   for_limbs(limbs, [&](u32 l) {
     const u32 n = out.n;  // a local bound, so stores cannot alias it
@@ -233,6 +246,10 @@ void CpuBackend::mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const
 void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
   checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
+  if (deferred([this, d = owned(digits), b = owned(kb), a = owned(ka), out0, out1] {
+        key_mult(d, b, a, out0, out1);
+      }))
+    return;
   const std::size_t dnum = digits.size();
   for_limbs(out0.limbs(), [&](u32 l) {
     const u32 n = out0.n;  // a local bound, so stores cannot alias it
@@ -263,6 +280,7 @@ void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const 
 void CpuBackend::mul_monomial(ConstPolyRef a, i64 k, PolyRef out) {
   check("mul_monomial", "a", a);
   checks::same_shape("mul_monomial", "a", a, "out", out);
+  if (deferred([this, a, k, out] { mul_monomial(a, k, out); })) return;
   // Evaluation i sits at psi^(2 brev(i) + 1), where X^k evaluates to psi^((2 brev(i) + 1) k).
   const i64 two_n = i64{2} << ring_.log_n;
   const u64 kk = static_cast<u64>(((k % two_n) + two_n) % two_n);

@@ -1,3 +1,4 @@
+#include <cstring>
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
@@ -7,34 +8,88 @@
 namespace theo::cpu {
 
 // Tables are resolved here, in the calling thread, so workers never wait on a table build.
-std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(std::string_view op,
-                                                      std::string_view consts_name,
-                                                      std::span<const PolyRef> polys,
-                                                      std::span<const u32> consts) {
+std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(
+    std::string_view op, std::string_view consts_name, std::span<const PolyRef> polys,
+    std::span<const u32> consts, std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  const bool per_poly = checks::transform_args(op, consts_name, *this, polys, consts, src, echo);
   std::vector<LimbJob> jobs;
+  std::size_t row = 0;  // first constant of polys[p] in the per-poly form
   for (std::size_t p = 0; p < polys.size(); ++p) {
-    const std::string arg = checks::indexed("polys", p);
-    check(op, arg, polys[p]);
-    if (!consts.empty()) {
-      checks::same_shape(op, "polys[0]", polys[0], arg, polys[p]);
-      if (p == 0) checks::limb_consts(op, consts_name, *this, polys[0], consts);
+    for (u32 l = 0; l < polys[p].limbs(); ++l) {
+      LimbJob job;
+      job.data = polys[p].limb(l);
+      job.src = src.empty() ? job.data : src[p].limb(l);
+      job.echo = echo.empty() ? nullptr : echo[p].limb(l);
+      job.table = &ntt_table(polys[p].basis[l]);
+      job.c = consts.empty() ? nullptr : &consts[(per_poly ? row : 0) + l];
+      jobs.push_back(job);
     }
-    for (u32 l = 0; l < polys[p].limbs(); ++l)
-      jobs.push_back(
-          {polys[p].limb(l), &ntt_table(polys[p].basis[l]), consts.empty() ? nullptr : &consts[l]});
+    row += polys[p].limbs();
   }
   return jobs;
 }
 
-void CpuBackend::ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) {
-  const auto jobs = ntt_jobs("ntt", "pre_consts", polys, pre_consts);
-  pool_.run(jobs.size(), [&](std::size_t i) { ntt_limb(jobs[i].data, *jobs[i].table, jobs[i].c); });
+// The reference does what the contract says, one limb at a time: echo the words it reads, move
+// them into place, transform in place.
+void CpuBackend::run_transform(const std::vector<LimbJob>& jobs, bool inverse) {
+  const std::size_t bytes = std::size_t{n()} * sizeof(u32);
+  pool_.run(jobs.size(), [&](std::size_t i) {
+    const LimbJob& j = jobs[i];
+    if (j.echo != nullptr) std::memcpy(j.echo, j.src, bytes);
+    if (j.src != j.data) std::memcpy(j.data, j.src, bytes);
+    if (inverse) {
+      intt_limb(j.data, *j.table, j.c);
+      return;
+    }
+    ntt_limb(j.data, *j.table, j.c);
+    if (j.sub == nullptr) return;
+    const u32 q = j.table->q;
+    const ShoupConst w = make_shoup(j.s, q);
+    const u32 words = n();
+    for (u32 c = 0; c < words; ++c)
+      j.data[c] = shoup_mul(sub_mod(j.sub[c], j.data[c], q), w, q);
+  });
 }
 
-void CpuBackend::intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) {
-  const auto jobs = ntt_jobs("intt", "post_consts", polys, post_consts);
-  pool_.run(jobs.size(),
-            [&](std::size_t i) { intt_limb(jobs[i].data, *jobs[i].table, jobs[i].c); });
+void CpuBackend::ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                     std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  const auto jobs = ntt_jobs("ntt", "pre_consts", polys, pre_consts, src, echo);
+  if (deferred([this, p = owned(polys), c = owned(pre_consts), s = owned(src), e = owned(echo)] {
+        ntt(p, c, s, e);
+      }))
+    return;
+  run_transform(jobs, false);
+}
+
+void CpuBackend::intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+                      std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  const auto jobs = ntt_jobs("intt", "post_consts", polys, post_consts, src, echo);
+  if (deferred([this, p = owned(polys), c = owned(post_consts), s = owned(src), e = owned(echo)] {
+        intt(p, c, s, e);
+      }))
+    return;
+  run_transform(jobs, true);
+}
+
+void CpuBackend::ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                                    std::span<const ConstPolyRef> a, u32 first,
+                                    std::span<const u32> s) {
+  constexpr std::string_view op = "ntt_sub_mul_scalar";
+  auto jobs = ntt_jobs(op, "pre_consts", polys, pre_consts, {}, {});
+  checks::sub_mul_epilogue_args(op, *this, polys, a, first, s);
+  if (deferred([this, p = owned(polys), c = owned(pre_consts), a = owned(a), first, s = owned(s)] {
+        ntt_sub_mul_scalar(p, c, a, first, s);
+      }))
+    return;
+  std::size_t row = 0;  // jobs[row] is limb 0 of polys[k]
+  for (std::size_t k = 0; k < polys.size(); ++k) {
+    for (u32 i = 0; i < a[k].limbs(); ++i) {
+      jobs[row + first + i].sub = a[k].limb(i);
+      jobs[row + first + i].s = s[i];
+    }
+    row += polys[k].limbs();
+  }
+  run_transform(jobs, false);
 }
 
 }  // namespace theo::cpu

@@ -6,6 +6,8 @@
 #include <new>
 #include <string>
 
+#include "backend/capture_arena.h"
+
 namespace theo::cpu {
 
 namespace {
@@ -33,7 +35,11 @@ u32* HostAllocator::allocate(std::size_t words) {
   return static_cast<u32*>(p);
 }
 
-void HostAllocator::deallocate(u32* ptr, std::size_t) noexcept {
+void HostAllocator::deallocate(u32* ptr, std::size_t words) noexcept {
+  if (CaptureArena* arena = capture_.load()) {
+    arena->adopt(ptr, words);
+    return;
+  }
   ::operator delete (ptr, std::align_val_t{kAlignment});
 }
 

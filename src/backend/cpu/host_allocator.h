@@ -1,7 +1,13 @@
 #pragma once
 // Host heap memory for the CPU backend, cache-line aligned so limbs start on a line.
 
+#include <atomic>
+
 #include "theo/ring/poly.h"
+
+namespace theo {
+class CaptureArena;
+}
 
 namespace theo::cpu {
 
@@ -11,6 +17,13 @@ class HostAllocator final : public Allocator {
   u32* allocate(std::size_t words) override;
   void deallocate(u32* ptr, std::size_t words) noexcept override;
   bool host_accessible() const override { return true; }
+
+  // While set, deallocate() hands blocks to this capture's arena instead of freeing them: they
+  // were made before the capture, and its recorded calls still read them.
+  void set_capture(CaptureArena* arena) noexcept { capture_.store(arena); }
+
+ private:
+  std::atomic<CaptureArena*> capture_{nullptr};
 };
 
 }  // namespace theo::cpu

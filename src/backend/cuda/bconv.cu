@@ -5,9 +5,11 @@
 // small-source kernel adds or subtracts d_i 2^32. Either changes nothing mod d_i, the sum is exact,
 // so the words equal the CPU's.
 //
-// Layout: one thread per coefficient, kTile output limbs accumulated in registers; the block's
-// kTile x |S| slice of the matrix sits in shared memory. Input rows are re-read once per output
-// tile, from L2 for the sizes key switching uses.
+// Kernels: the blocked kernel (default wherever n is a multiple of 128 and its tables fit 48 KB of
+// shared memory) computes each coefficient's t_j once and gives every thread 4 coefficients x up
+// to 4 output rows; the tile kernel (the fallback, and BConvConfig::blocked = 0) gives a thread
+// one coefficient and kTile output limbs, the block's kTile x |S| slice of the matrix in shared
+// memory, and re-reads the input once per output tile; the small-source kernel is opt-in.
 
 #include <algorithm>
 
@@ -17,6 +19,16 @@
 
 namespace theo::cuda {
 namespace {
+
+// a * b + c with a, b signed 32-bit and c 64-bit (PTX mad.wide.s32). Written in PTX because the
+// C++ form (i64(a) * b + c) compiled to a 64 x 64 multiply in fold_hi (sign extension,
+// IMAD.WIDE.U32 and two IMADs). ptxas may still turn a chain of them into IMAD.WIDE products summed
+// by IADD3 pairs (it did in the blocked kernel's MAC loop).
+__device__ __forceinline__ i64 mad_wide(i32 a, i32 b, i64 c) {
+  i64 d;
+  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+  return d;
+}
 
 __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
   if (acc >= bound) return acc - 2 * bound;
@@ -29,7 +41,7 @@ __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
 // replaces the two 64-bit compares and selects of fold(): four more products (each below 2^60)
 // then stay below 2^63.
 __device__ __forceinline__ i64 fold_hi(i64 acc, i32 r) {
-  return static_cast<i64>(static_cast<i32>(acc >> 32)) * r + static_cast<u32>(acc);
+  return mad_wide(static_cast<i32>(acc >> 32), r, static_cast<i64>(static_cast<u32>(acc)));
 }
 
 // acc * 2^-32 mod d, canonical, for |acc| < 2^62 (a folded accumulator): the Montgomery step on
@@ -241,6 +253,244 @@ void dispatch_small(const BConvDevice& b, u32 rows_per_block, const u32* in, u32
     launch_small<16, kConstMult>(b, rows_per_block, in, out, n, s);
 }
 
+// ---- blocked kernel (default) ------------------------------------------------------------------
+// A block owns T = blockDim.x consecutive coefficients and every output limb. Phase 1: thread i
+// computes the centered t_j of coefficient i for every source j (and the exact-mode v) once, into
+// shared memory. Phase 2: the block's threads are kC output groups x T / kC coefficient sets of kC
+// consecutive coefficients; a thread accumulates chunks of up to 4 output rows x its kC
+// coefficients over all sources, t_j read as one kC-word shared load per source, matrix rows
+// as 16-byte broadcasts, and writes each row's kC words with one vector store. The tile kernel
+// redid the source work (load, const-mult, centering) once per output tile and the output work
+// (modulus load, reduction) for one coefficient at a time.
+//
+// Folds: BConvDevice::fold_steps says after how many 4-term steps the accumulators must be folded
+// (0: never; the host bounded every row's sum below 2^63, Theodosian §III-C2). One fold_hi after
+// the loop brings any |acc| < 2^63 below 2^61 + 2^32 for the exact-mode subtraction and the
+// reduction.
+constexpr u32 kChunk = 4;  // output rows per accumulator chunk
+
+template <int kC>
+struct alignas(4 * kC) Lanes {
+  i32 v[kC];
+};
+
+// Shared layout of the blocked kernel, in 4-byte words from the start of dynamic shared memory.
+struct BlockedSmem {
+  u32 t = 0;     // [src4][T] i32 centered t_j
+  u32 v = 0;     // [T] i32 exact-mode v
+  u32 mat = 0;   // [dst][src4] i32 matrix rows, zero-padded
+  u32 rows = 0;  // [dst] int4 {q, qinv, center(2^32 mod d), centered mont(Q mod d)}
+  u32 words = 0;
+};
+__host__ __device__ inline BlockedSmem blocked_smem(u32 src, u32 dst, u32 threads) {
+  const u32 src4 = (src + 3) & ~3u;
+  BlockedSmem l;
+  l.t = 0;
+  l.v = l.t + src4 * threads;
+  l.mat = l.v + threads;
+  l.rows = l.mat + dst * src4;
+  l.words = l.rows + 4 * dst;
+  return l;
+}
+
+// The final reduction of one accumulator (any |acc| < 2^63) to [acc * 2^-32 - v Q]_d, canonical.
+// c = {q, qinv, rc, qd}. Two fold_hi steps leave |a| < 2^59 + 2^37, so one Montgomery step gives
+// |y| < q / 2 + 2^27 + 2^5, inside (-q, q) for every q >= 2^28 + 2^6 (kBigQ: canon suffices);
+// smaller moduli take one more Montgomery step by 2^32 mod d (y r 2^-32 = y mod d), as reduce_acc.
+constexpr u32 kBigQ = (1u << 28) + (1u << 7);  // one bit of margin over 2^28 + 2^6
+template <bool kExact, bool kBig>
+__device__ __forceinline__ u32 reduce_out(i64 acc, const int4& c, i32 v) {
+  i64 a = fold_hi(acc, c.z);
+  if constexpr (kExact) a = mad_wide(-v, c.w, a);
+  const u32 q = static_cast<u32>(c.x);
+  if constexpr (kBig) {
+    a = fold_hi(a, c.z);
+    const i32 z = static_cast<i32>(static_cast<u32>(a) * static_cast<u32>(c.y));
+    return canon(static_cast<i32>(a >> 32) - __mulhi(z, static_cast<i32>(q)), q);
+  } else {
+    Modulus m;
+    m.q = q;
+    m.qinv = c.y;
+    return reduce_acc(a, c.z, m);
+  }
+}
+
+template <int kC, int kRows, bool kExact, bool kFold>
+__device__ __forceinline__ void blocked_chunk(const i32* st, const i32* smat, const int4* srows,
+                                              u32 src4, u32 sets, u32 set, u32 r0, u32 fold_steps,
+                                              const Lanes<kC>& v, u32* out, u32 n, u32 c0) {
+  i64 acc[kRows][kC];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int c = 0; c < kC; ++c)
+      acc[r][c] = 0;
+  i32 rc[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    rc[r] = srows[r0 + r].z;
+  const Lanes<kC>* tl = reinterpret_cast<const Lanes<kC>*>(st) + set;
+  u32 since = 0;
+  for (u32 j0 = 0; j0 < src4; j0 += 4) {
+    Lanes<kC> t[4];
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj)
+      t[jj] = tl[(j0 + jj) * sets];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int4 m = *reinterpret_cast<const int4*>(smat + (r0 + r) * src4 + j0);
+#pragma unroll
+      for (int c = 0; c < kC; ++c)
+        acc[r][c] =
+            mad_wide(t[3].v[c], m.w,
+                     mad_wide(t[2].v[c], m.z,
+                              mad_wide(t[1].v[c], m.y, mad_wide(t[0].v[c], m.x, acc[r][c]))));
+    }
+    if constexpr (kFold) {
+      if (++since == fold_steps) {
+        since = 0;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+          for (int c = 0; c < kC; ++c)
+            acc[r][c] = fold_hi(acc[r][c], rc[r]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int4 c = srows[r0 + r];
+    Lanes<kC> y;
+    // One warp-uniform branch per row, not per word.
+    if (static_cast<u32>(c.x) > kBigQ) {
+#pragma unroll
+      for (int k = 0; k < kC; ++k)
+        y.v[k] = static_cast<i32>(reduce_out<kExact, true>(acc[r][k], c, v.v[k]));
+    } else {
+#pragma unroll
+      for (int k = 0; k < kC; ++k)
+        y.v[k] = static_cast<i32>(reduce_out<kExact, false>(acc[r][k], c, v.v[k]));
+    }
+    *reinterpret_cast<Lanes<kC>*>(out + static_cast<std::size_t>(r0 + r) * n + c0) = y;
+  }
+}
+
+template <int kC, bool kConstMult, bool kExact, bool kFold>
+__global__ void __launch_bounds__(256)
+    bconv_blocked_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n) {
+  extern __shared__ int4 sblk[];
+  const u32 src = b.src_size, dst = b.dst_size;
+  const u32 src4 = (src + 3) & ~3u;
+  const u32 T = blockDim.x, i = threadIdx.x;
+  const BlockedSmem l = blocked_smem(src, dst, T);
+  i32* const sw = reinterpret_cast<i32*>(sblk);
+  i32* const st = sw + l.t;
+  i32* const sv = sw + l.v;
+  i32* const smat = sw + l.mat;
+  int4* const srows = reinterpret_cast<int4*>(sw + l.rows);
+
+  for (u32 e = i; e < dst * src4; e += T) {
+    const u32 r = e / src4, j = e - r * src4;
+    smat[e] = j < src ? b.matrix[static_cast<std::size_t>(r) * src + j] : 0;
+  }
+  for (u32 r = i; r < dst; r += T) {
+    const Modulus dm = b.dst_mod[r];
+    srows[r] = make_int4(static_cast<i32>(dm.q), dm.qinv, center(dm.r_mod, dm.q),
+                         kExact ? b.q_mod_dst[r] : 0);
+  }
+
+  // Phase 1: coefficient c of this thread, every source in j order (the exact-mode double sum's
+  // order), up to 16 input loads in flight (one DRAM round trip for a 12-limb digit).
+  const std::size_t c = static_cast<std::size_t>(blockIdx.x) * T + i;
+  double dacc = 0.0;
+  constexpr u32 kLoads = 8;
+  for (u32 j0 = 0; j0 < src; j0 += kLoads) {
+    u32 x[kLoads];
+#pragma unroll
+    for (u32 jj = 0; jj < kLoads; ++jj)
+      x[jj] = j0 + jj < src ? in[static_cast<std::size_t>(j0 + jj) * n + c] : 0u;
+#pragma unroll
+    for (u32 jj = 0; jj < kLoads; ++jj) {
+      const u32 j = j0 + jj;
+      if (j < src) {
+        const Modulus sm = b.src_mod[j];
+        u32 xv = x[jj];
+        if constexpr (kConstMult) xv = mont_mul_c(xv, static_cast<i32>(b.src_hat_inv[j]), sm);
+        const i32 t = center(xv, sm.q);
+        st[j * T + i] = t;
+        // Same order and rounding as the contract (no fma): see bconv_kernel.
+        if constexpr (kExact)
+          dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t), b.src_inv[j]));
+      }
+    }
+  }
+  for (u32 j = src; j < src4; ++j)
+    st[j * T + i] = 0;
+  if constexpr (kExact) sv[i] = static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));
+  __syncthreads();
+
+  // Phase 2: group g (warp-uniform: T / kC is a multiple of 32) takes output rows
+  // [g dst / kC, (g + 1) dst / kC), split into ceil(rows / 4) chunks of near-equal size.
+  const u32 sets = T / kC;
+  const u32 g = i / sets, set = i - g * sets;
+  const u32 c0 = blockIdx.x * T + kC * set;
+  Lanes<kC> v{};
+  if constexpr (kExact) v = reinterpret_cast<const Lanes<kC>*>(sv)[set];
+  const u32 r_begin = g * dst / kC, rows = (g + 1) * dst / kC - r_begin;
+  const u32 chunks = (rows + kChunk - 1) / kChunk;
+  const u32 fs = b.fold_steps;
+  for (u32 ch = 0; ch < chunks; ++ch) {
+    const u32 r0 = r_begin + rows * ch / chunks;
+    const u32 k = r_begin + rows * (ch + 1) / chunks - r0;
+    if (k == 4)
+      blocked_chunk<kC, 4, kExact, kFold>(st, smat, srows, src4, sets, set, r0, fs, v, out, n, c0);
+    else if (k == 3)
+      blocked_chunk<kC, 3, kExact, kFold>(st, smat, srows, src4, sets, set, r0, fs, v, out, n, c0);
+    else if (k == 2)
+      blocked_chunk<kC, 2, kExact, kFold>(st, smat, srows, src4, sets, set, r0, fs, v, out, n, c0);
+    else
+      blocked_chunk<kC, 1, kExact, kFold>(st, smat, srows, src4, sets, set, r0, fs, v, out, n, c0);
+  }
+}
+
+template <int kC, bool kConstMult, bool kExact>
+void launch_blocked_fold(const BConvDevice& b, u32 threads, std::size_t smem, const u32* in,
+                         u32* out, u32 n, cudaStream_t s) {
+  const dim3 grid(n / threads);
+  if (b.fold_steps > 0)
+    bconv_blocked_kernel<kC, kConstMult, kExact, true><<<grid, threads, smem, s>>>(b, in, out, n);
+  else
+    bconv_blocked_kernel<kC, kConstMult, kExact, false><<<grid, threads, smem, s>>>(b, in, out, n);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+// Launches the blocked kernel when its shape rules hold (T a multiple of 128 dividing n, the
+// block's tables within the default 48 KB of shared memory, halving T down to 128 if needed);
+// returns false otherwise. 4 coefficients per thread: on the H200 (12 -> 48, N = 2^16) this beat
+// 2 per thread (15.8 vs 17.6 us; 64-register caps for more blocks per SM were slower still).
+bool launch_blocked(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32 n,
+                    bool const_mult, cudaStream_t s) {
+  constexpr int kC = 4;
+  constexpr std::size_t kMaxSmem = 48 * 1024;
+  u32 t = std::clamp(threads, 128u, 256u) & ~127u;
+  while (t > 128 && blocked_smem(b.src_size, b.dst_size, t).words * 4 > kMaxSmem)
+    t /= 2;
+  const std::size_t smem = blocked_smem(b.src_size, b.dst_size, t).words * std::size_t{4};
+  if (smem > kMaxSmem || n % t != 0) return false;
+  if (const_mult) {
+    if (b.exact)
+      launch_blocked_fold<kC, true, true>(b, t, smem, in, out, n, s);
+    else
+      launch_blocked_fold<kC, true, false>(b, t, smem, in, out, n, s);
+  } else {
+    if (b.exact)
+      launch_blocked_fold<kC, false, true>(b, t, smem, in, out, n, s);
+    else
+      launch_blocked_fold<kC, false, false>(b, t, smem, in, out, n, s);
+  }
+  return true;
+}
+
 template <int kTile, bool kConstMult>
 void launch_mode(const BConvDevice& b, dim3 grid, u32 threads, std::size_t smem, const u32* in,
                  u32* out, u32 n, cudaStream_t s) {
@@ -277,6 +527,7 @@ void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u
       dispatch_small<false>(b, cfg.small_rows, in, out, n, s);
     return;
   }
+  if (cfg.blocked && launch_blocked(b, cfg.threads, in, out, n, const_mult, s)) return;
   const u32 threads = std::clamp(cfg.threads, 32u, 1024u);
   // dst_tile 0 = auto (H200 sweep, N = 2^16: 16 wins from 32 outputs up, 8 below).
   const u32 tile = cfg.dst_tile ? cfg.dst_tile : (b.dst_size >= 32 ? 16u : 8u);

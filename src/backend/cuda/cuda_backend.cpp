@@ -11,12 +11,41 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device.h"
+#include "backend/cuda/graph.h"
+#include "backend/fork_state.h"
 #include "theo/ring/ntt_tables.h"
 #include "theo/ring/shape_checks.h"
 
 namespace theo {
 namespace cuda {
 namespace {
+
+// How often the blocked BConv kernel must fold its accumulators (BConvDevice::fold_steps), from
+// the actual table: |t_j| <= floor(s_j / 2) and the centered matrix entries bound every 4-term
+// step and every row's whole sum. Rows that stay below 2^63 need no fold at all (Theodosian
+// §III-C2's table refinement, checked per plan instead of by choosing primes); otherwise a fold
+// leaves |acc| < 2^61 + 2^32 and k more steps must keep it below 2^63.
+u32 bconv_fold_steps(const std::vector<Modulus>& src_mod, const std::vector<i32>& mat, u32 nd) {
+  const u32 ns = static_cast<u32>(src_mod.size());
+  constexpr u64 kLimit = (u64{1} << 63) - 1;
+  u64 max_row = 0, max_step = 0;
+  for (u32 i = 0; i < nd; ++i) {
+    u64 row = 0;  // saturates at 2^63: each term is below 2^60, so no u64 overflow
+    for (u32 j0 = 0; j0 < ns; j0 += 4) {
+      u64 step = 0;
+      for (u32 j = j0; j < std::min(ns, j0 + 4); ++j) {
+        const i64 m = mat[static_cast<std::size_t>(i) * ns + j];
+        step += u64{src_mod[j].q / 2} * static_cast<u64>(m < 0 ? -m : m);
+      }
+      max_step = std::max(max_step, step);
+      row = std::min(row + step, kLimit + 1);
+    }
+    max_row = std::max(max_row, row);
+  }
+  if (max_row <= kLimit) return 0;
+  const u64 after_fold = (u64{1} << 61) + (u64{1} << 32);
+  return static_cast<u32>(std::max<u64>(1, (kLimit - after_fold) / max_step));
+}
 
 class CudaBConvPlan final : public BConvPlan {
  public:
@@ -48,6 +77,7 @@ class CudaBConvPlan final : public BConvPlan {
     mat_.upload(mat.data());
     dev_args_ = BConvDevice{
         src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), nullptr, nullptr, ns, nd, false};
+    dev_args_.fold_steps = bconv_fold_steps(sm, mat, nd);
     if (t.exact) {
       if (t.src_inv.size() != ns || t.q_mod_dst.size() != nd)
         throw ParameterError("make_bconv: exact table without src_inv / q_mod_dst");
@@ -119,24 +149,42 @@ class CudaBackend final : public Backend {
     tables_ = RingTables{mods_.get(),  fwd_.get(),   inv_.get(),    ring_.log_n,
                          fwd_s_.get(), inv_s_.get(), fwd_wp_.get(), inv_wp_.get()};
     clamp_tuning();
+    THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&branch_, cudaStreamNonBlocking));
+    THEO_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
+    THEO_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
   }
 
   ~CudaBackend() override {
+    abort_capture();
     // Tables are freed stream-ordered; make sure no kernel still reads them.
+    cudaStreamSynchronize(branch_);
     cudaStreamSynchronize(dev_->stream());
+    cudaEventDestroy(join_event_);
+    cudaEventDestroy(fork_event_);
+    cudaStreamDestroy(branch_);
   }
 
   BackendKind kind() const override { return BackendKind::kCuda; }
   std::string name() const override { return "cuda (" + dev_->props().name + ")"; }
-  cudaStream_t stream() const { return dev_->stream(); }
+  // The stream ops are issued on: the branch stream between fork() and end_fork(), else the
+  // device's stream (main_stream(), which timers and graph launches use).
+  cudaStream_t stream() const {
+    return fork_.lane() == ForkState::Lane::kBranch ? branch_ : dev_->stream();
+  }
+  cudaStream_t main_stream() const { return dev_->stream(); }
   void set_tuning(const Tuning& t) {
     tuning_ = t;
     clamp_tuning();
   }
 
-  std::shared_ptr<Allocator> allocator() override { return alloc_; }
+  std::shared_ptr<Allocator> allocator() override {
+    if (capture_) return capture_->arena();
+    return alloc_;
+  }
 
   void upload(const u32* host, PolyRef dst) override {
+    refuse_while_capturing("upload");
+    fork_.refuse("upload");
     check("upload", "dst", dst);
     if (dst.words() == 0) return;
     THEO_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, dst.words() * sizeof(u32),
@@ -144,6 +192,8 @@ class CudaBackend final : public Backend {
     dev_->synchronize();
   }
   void download(ConstPolyRef src, u32* host) override {
+    refuse_while_capturing("download");
+    fork_.refuse("download");
     check("download", "src", src);
     if (src.words() == 0) return;
     THEO_CUDA_CHECK(cudaMemcpyAsync(host, src.data, src.words() * sizeof(u32),
@@ -162,17 +212,65 @@ class CudaBackend final : public Backend {
     if (dst.words() == 0) return;
     THEO_CUDA_CHECK(cudaMemsetAsync(dst.data, 0, dst.words() * sizeof(u32), stream()));
   }
-  void synchronize() override { dev_->synchronize(); }
-
-  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts) override {
-    transform("ntt", "pre_consts", polys, pre_consts, false);
+  void synchronize() override {
+    refuse_while_capturing("synchronize");
+    if (fork_.open()) THEO_CUDA_CHECK(cudaStreamSynchronize(branch_));
+    dev_->synchronize();
   }
-  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts) override {
-    transform("intt", "post_consts", polys, post_consts, true);
+
+  // The branch stream joins the main one by two events; inside a stream capture these become
+  // the graph's fork and join edges (the branch stream is captured from the first wait on).
+  void fork() override {
+    fork_.fork();
+    try {
+      THEO_CUDA_CHECK(cudaEventRecord(fork_event_, dev_->stream()));
+      THEO_CUDA_CHECK(cudaStreamWaitEvent(branch_, fork_event_, 0));
+    } catch (...) {
+      fork_.join();
+      throw;
+    }
+  }
+  void end_fork() override { fork_.end_fork(); }
+  void join() override {
+    fork_.join();
+    THEO_CUDA_CHECK(cudaEventRecord(join_event_, branch_));
+    THEO_CUDA_CHECK(cudaStreamWaitEvent(dev_->stream(), join_event_, 0));
+  }
+  std::size_t l2_bytes() const override { return dev_->props().l2_bytes; }
+
+  // Stream capture into a CUDA Graph (graph.h).
+  void begin_capture() override {
+    if (capture_) throw BackendError("begin_capture: the backend is already capturing");
+    fork_.refuse("begin_capture");
+    capture_ = std::make_unique<StreamCapture>(dev_, alloc_);
+  }
+  std::unique_ptr<CapturedWork> end_capture() override {
+    if (!capture_) throw BackendError("end_capture: the backend is not capturing");
+    fork_.refuse("end_capture");
+    const std::unique_ptr<StreamCapture> c = std::move(capture_);
+    return c->finish();
+  }
+  void abort_capture() noexcept override { capture_.reset(); }
+  bool capturing() const override { return capture_ != nullptr; }
+
+  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
+    transform("ntt", "pre_consts", polys, pre_consts, src, echo, false, {});
+  }
+  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+            std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
+    transform("intt", "post_consts", polys, post_consts, src, echo, true, {});
+  }
+  void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                          std::span<const ConstPolyRef> a, u32 first,
+                          std::span<const u32> s) override {
+    transform("ntt_sub_mul_scalar", "pre_consts", polys, pre_consts, {}, {}, false,
+              Epilogue{a, first, s});
   }
 
   std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
                                               bool exact = false) override {
+    refuse_while_capturing("make_bconv");
     return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this, dev_);
   }
   void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
@@ -371,9 +469,37 @@ class CudaBackend final : public Backend {
     }
   }
 
+  void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                      PolyRef out) override {
+    check("sample_uniform", "out", out);
+    launch_sample_uniform(seed, stream_id, out.data, n(), out.basis, mods_.get(), stream());
+  }
+
+  MemoryReport memory_report() const override {
+    MemoryReport r;
+    std::uint64_t v = 0;
+    THEO_CUDA_CHECK(cudaMemPoolGetAttribute(dev_->pool(), cudaMemPoolAttrUsedMemCurrent, &v));
+    r.live_bytes = v;
+    THEO_CUDA_CHECK(cudaMemPoolGetAttribute(dev_->pool(), cudaMemPoolAttrUsedMemHigh, &v));
+    r.peak_bytes = v;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    THEO_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    r.device_used = total_bytes - free_bytes;
+    r.device_total = total_bytes;
+    return r;
+  }
+
  private:
   void check(std::string_view op, std::string_view arg, ConstPolyRef p) const {
     checks::poly(op, arg, *this, p);
+  }
+  // The ops that need the host at capture time; checked before anything reaches the stream, so
+  // the capture stays valid.
+  void refuse_while_capturing(std::string_view op) const {
+    if (capture_)
+      throw BackendError(std::string(op) +
+                         " is not allowed while capturing (it needs the host at capture time; do "
+                         "it before or after the capture)");
   }
   static void check_galois(std::string_view op, std::string_view arg, u32 k) {
     if (k % 2 == 0)
@@ -458,40 +584,80 @@ class CudaBackend final : public Backend {
         t.out[count] = out[k0 + count].data;
         ++count;
       }
-      launch_add_batch(subtract, t, count, n(), basis, mods_.get(), dev_->props().sm_count,
+      launch_add_batch(subtract, t, count, n(), basis, mods_.get(), dev_->props().l2_bytes,
                        stream());
       k0 += count;
     }
   }
 
+  // ntt_sub_mul_scalar's tail (empty a: none).
+  struct Epilogue {
+    std::span<const ConstPolyRef> a;
+    u32 first = 0;
+    std::span<const u32> s;
+  };
+
   void transform(std::string_view op, std::string_view consts_name, std::span<const PolyRef> polys,
-                 std::span<const u32> consts, bool inverse) {
-    for (std::size_t p = 0; p < polys.size(); ++p) {
-      const std::string arg = checks::indexed("polys", p);
-      check(op, arg, polys[p]);
-      if (!consts.empty()) {
-        checks::same_shape(op, "polys[0]", polys[0], arg, polys[p]);
-        if (p == 0) checks::limb_consts(op, consts_name, *this, polys[0], consts);
-      }
-      if (!aligned16(polys[p].data))
-        throw ParameterError(std::string(op) + ": " + arg + " is not 16-byte aligned");
+                 std::span<const u32> consts, std::span<const ConstPolyRef> src,
+                 std::span<const PolyRef> echo, bool inverse, const Epilogue& epi) {
+    const bool per_poly = checks::transform_args(op, consts_name, *this, polys, consts, src, echo);
+    if (!epi.a.empty()) checks::sub_mul_epilogue_args(op, *this, polys, epi.a, epi.first, epi.s);
+    const auto aligned = [&](std::string_view name, std::size_t k, const void* p) {
+      if (!aligned16(p))
+        throw ParameterError(std::string(op) + ": " + checks::indexed(name, k) +
+                             " is not 16-byte aligned");
+    };
+    for (std::size_t k = 0; k < polys.size(); ++k) {
+      aligned("polys", k, polys[k].data);
+      if (!src.empty()) aligned("src", k, src[k].data);
+      if (!echo.empty()) aligned("echo", k, echo[k].data);
+      if (!epi.a.empty()) aligned("a", k, epi.a[k].data);
     }
-    // Consecutive polys of one Basis share a launch (up to kMaxBatch).
-    std::size_t p0 = 0;
-    while (p0 < polys.size()) {
-      const Basis& basis = polys[p0].basis;
-      PtrBatch batch{};
-      u32 count = 0;
-      while (p0 + count < polys.size() && count < kMaxBatch && polys[p0 + count].basis == basis) {
-        batch.p[count] = polys[p0 + count].data;
-        ++count;
+    // Polys share a launch while they fit (kMaxBatch polys, kMaxNttLimbs limbs), whatever their
+    // bases: every limb of the batch is one grid row with its own prime and pointers.
+    const bool with_consts = inverse || !consts.empty();
+    NttBatch batch;
+    u32 polys_in = 0, limbs_in = 0;
+    bool any_sub = false;
+    const auto flush = [&] {
+      launch_ntt(tables_, tuning_.ntt, batch, limbs_in, !consts.empty(), !echo.empty(), any_sub,
+                 inverse, stream());
+      polys_in = limbs_in = 0;
+      any_sub = false;
+    };
+    std::size_t row = 0;  // first constant of polys[k] in the per-poly form
+    for (std::size_t k = 0; k < polys.size(); ++k) {
+      const PolyRef& p = polys[k];
+      const u32 limbs = p.limbs();
+      if (limbs == 0) continue;
+      if (polys_in == kMaxBatch || limbs_in + limbs > kMaxNttLimbs) flush();
+      NttPoly& d = batch.poly[polys_in];
+      d = NttPoly{};
+      d.dst = p.data;
+      d.src = src.empty() ? p.data : src[k].data;
+      d.echo = echo.empty() ? nullptr : echo[k].data;
+      if (!epi.a.empty()) {
+        d.sub = epi.a[k].data;
+        d.sub_first = epi.first;
+        d.sub_limbs = epi.a[k].limbs();
+        any_sub = any_sub || d.sub_limbs > 0;
       }
-      const bool with_consts = inverse || !consts.empty();
-      const LimbConsts c = with_consts ? mont_consts(basis, consts, inverse) : LimbConsts{};
-      launch_ntt(tables_, tuning_.ntt, batch, count, basis, with_consts ? &c : nullptr, inverse,
-                 stream());
-      p0 += count;
+      const std::size_t c0 = per_poly ? row : 0;
+      for (u32 l = 0; l < limbs; ++l) {
+        const PrimeId id = p.basis.ids[l];
+        const Modulus& m = moduli_[id];
+        NttLimb& e = batch.limb[limbs_in + l];
+        e.ref = ntt_limb_ref(polys_in, l, id);
+        const u32 v = consts.empty() ? 1u : consts[c0 + l];
+        e.c = !with_consts ? 0u : inverse ? mul_mod(v, n_inv_mont_[id], m) : to_mont(v, m);
+        const u32 w = l - d.sub_first;
+        e.s = d.sub != nullptr && w < d.sub_limbs ? to_mont(epi.s[w], m) : 0u;
+      }
+      row += limbs;
+      ++polys_in;
+      limbs_in += limbs;
     }
+    if (limbs_in > 0) flush();
   }
 
   void run_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in, PolyRef out,
@@ -510,6 +676,10 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<Device> dev_;
   std::shared_ptr<DeviceAllocator> alloc_;
+  std::unique_ptr<StreamCapture> capture_;
+  ForkState fork_;
+  cudaStream_t branch_ = nullptr;  // the second stream (fork / join)
+  cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;
   Tuning tuning_;
   DeviceArray<Modulus> mods_;
   DeviceArray<i32> fwd_, inv_;
@@ -531,7 +701,7 @@ std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuni
   return std::make_unique<CudaBackend>(ring, tuning);
 }
 cudaStream_t stream_of(Backend& be) {
-  return as_cuda(be).stream();
+  return as_cuda(be).main_stream();
 }
 void set_tuning(Backend& be, const Tuning& tuning) {
   as_cuda(be).set_tuning(tuning);

@@ -5,10 +5,15 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "theo/ring/poly.h"
+
+namespace theo {
+class CaptureArena;  // backend/capture_arena.h
+}
 
 namespace theo::cuda {
 
@@ -33,20 +38,32 @@ class Device {
 
   const DeviceProps& props() const { return props_; }
   cudaStream_t stream() const { return stream_; }
+  cudaMemPool_t pool() const { return pool_; }  // memory reports (Backend::memory_report)
 
   // Stream-ordered: the memory is usable by work issued on stream() after this call.
   void* allocate_bytes(std::size_t bytes);
   void free_bytes(void* p) noexcept;
+  // Throws BackendError while capturing (a capturing stream cannot be waited for).
   void synchronize();
+
+  // While a stream capture (graph.h) is open on stream(): allocate_bytes takes the memory from the
+  // pool on a side stream and waits for it, so that it is ready for the captured work and no
+  // allocation node enters the graph; free_bytes hands the block to the capture's arena instead
+  // of freeing it, since captured work may still read it.
+  void set_capture(CaptureArena* arena) noexcept { capture_.store(arena); }
+  bool capturing() const { return capture_.load() != nullptr; }
 
  private:
   DeviceProps props_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t side_stream_ = nullptr;  // allocations while capturing
   cudaMemPool_t pool_ = nullptr;
+  std::atomic<CaptureArena*> capture_{nullptr};
 };
 
 // Allocator over Device's pool. No cudaMalloc/cudaFree after warm-up: the pool keeps freed memory
-// (release threshold = unlimited), and allocation inside stream capture becomes a graph node.
+// (release threshold = unlimited). While capturing, the backend hands out a CaptureArena over this
+// allocator instead.
 class DeviceAllocator final : public Allocator {
  public:
   explicit DeviceAllocator(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}

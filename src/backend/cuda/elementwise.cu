@@ -112,88 +112,66 @@ void launch_op(const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods, 
   THEO_CUDA_CHECK_LAUNCH();
 }
 
-// Vectors (4 words) per thread per step: all 2 x kAddUnroll 16-byte loads are issued before the
-// first add, because a pure streaming kernel is limited by the bytes it keeps in flight per SM
-// (one vector per thread, the generic kernel above, ran at 1.21-1.29x the DRAM bound).
-constexpr int kAddUnroll = 4;
+// One 16-byte vector per thread, grid (vectors of a limb / threads, limbs, polys): the most bytes
+// in flight the GPU can hold, and no index arithmetic beyond the block coordinates. On the H200 a
+// two-read one-write stream measured fastest this way (tests/cuda/bandwidth_probe.cu): one-shot
+// grids of one vector per thread beat grid-stride loops with 4 vectors per thread in flight by
+// 2.5-7% at HAdd's 55-74 MB and at 1 GB (4.37 TB/s there, the copy's 4.27 TB/s reached); the load
+// flavour (nc, cs, lu, L2 hints) made no difference beyond noise. Outputs are written with
+// st.global.cs (evict first) when the op's bytes are more than 3/4 of the L2: its output cannot
+// stay resident next to its inputs anyway (55 MB with the same inputs re-read: -7%, no change
+// with cold inputs or at 74 MB; smaller ops, which fit, keep ordinary stores).
 constexpr int kAddThreads = 256;
 
-template <bool kSub>
+template <bool kSub, bool kStream>
 __global__ void __launch_bounds__(kAddThreads)
     add_batch_kernel(const __grid_constant__ AddBatch t, const __grid_constant__ Basis basis,
-                     const Modulus* mods, u32 log_v, u32 total) {
-  // The moduli of the basis once per block, so no vector waits on a dependent global load.
-  __shared__ u32 qs[kMaxLimbs];
-  for (u32 i = threadIdx.x; i < basis.size; i += blockDim.x)
-    qs[i] = mods[basis.ids[i]].q;
-  __syncthreads();
-  const u32 stride = gridDim.x * blockDim.x;
-  const u32 mask = (1u << log_v) - 1;
-  for (u32 v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < total; v0 += kAddUnroll * stride) {
-    uint4 x[kAddUnroll], y[kAddUnroll];
-    u32* dst[kAddUnroll];
-    u32 q[kAddUnroll];
-#pragma unroll
-    for (int u = 0; u < kAddUnroll; ++u) {
-      const u32 v = v0 + u * stride;
-      dst[u] = nullptr;
-      if (v >= total) continue;
-      const u32 row = v >> log_v;  // poly * limbs + limb
-      const u32 p = row / basis.size;
-      const u32 limb = row - p * basis.size;
-      const std::size_t off = (static_cast<std::size_t>(limb) << log_v | (v & mask)) * 4;
-      x[u] = *reinterpret_cast<const uint4*>(t.a[p] + off);
-      y[u] = *reinterpret_cast<const uint4*>(t.b[p] + off);
-      dst[u] = t.out[p] + off;
-      q[u] = qs[limb];
-    }
-#pragma unroll
-    for (int u = 0; u < kAddUnroll; ++u) {
-      if (dst[u] == nullptr) continue;
-      const u32 m = q[u];
-      uint4 z;
-      if constexpr (kSub) {
-        z = make_uint4(sub_mod(x[u].x, y[u].x, m), sub_mod(x[u].y, y[u].y, m),
-                       sub_mod(x[u].z, y[u].z, m), sub_mod(x[u].w, y[u].w, m));
-      } else {
-        z = make_uint4(add_mod(x[u].x, y[u].x, m), add_mod(x[u].y, y[u].y, m),
-                       add_mod(x[u].z, y[u].z, m), add_mod(x[u].w, y[u].w, m));
-      }
-      *reinterpret_cast<uint4*>(dst[u]) = z;
-    }
+                     const Modulus* mods, u32 n4) {
+  const u32 v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= n4) return;
+  const u32 limb = blockIdx.y, p = blockIdx.z;
+  const std::size_t off = (static_cast<std::size_t>(limb) * n4 + v) * 4;
+  const uint4 x = *reinterpret_cast<const uint4*>(t.a[p] + off);
+  const uint4 y = *reinterpret_cast<const uint4*>(t.b[p] + off);
+  const u32 m = mods[basis.ids[limb]].q;
+  uint4 z;
+  if constexpr (kSub) {
+    z = make_uint4(sub_mod(x.x, y.x, m), sub_mod(x.y, y.y, m), sub_mod(x.z, y.z, m),
+                   sub_mod(x.w, y.w, m));
+  } else {
+    z = make_uint4(add_mod(x.x, y.x, m), add_mod(x.y, y.y, m), add_mod(x.z, y.z, m),
+                   add_mod(x.w, y.w, m));
   }
+  uint4* dst = reinterpret_cast<uint4*>(t.out[p] + off);
+  if constexpr (kStream)
+    __stcs(dst, z);
+  else
+    *dst = z;
 }
 
 template <bool kSub>
-void launch_add_batch_t(const AddBatch& t, u32 count, u32 n, const Basis& basis,
-                        const Modulus* mods, int sm_count, cudaStream_t s) {
-  // Resident blocks per SM, asked once: the grid is one full wave, every thread striding over
-  // ~total / (SMs x resident threads) vectors, so no partial second wave idles most SMs.
-  static const int per_sm = [] {
-    int b = 0;
-    THEO_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, add_batch_kernel<kSub>, kAddThreads, 0));
-    return b > 0 ? b : 1;
-  }();
-  u32 log_v = 0;
-  while ((4u << log_v) < n)
-    ++log_v;
-  const u32 total = count * basis.size * (n / 4);
-  const u32 needed = (total + kAddThreads - 1) / kAddThreads;
-  const u32 blocks = std::min(needed, static_cast<u32>(std::max(sm_count, 1) * per_sm));
-  add_batch_kernel<kSub><<<blocks, kAddThreads, 0, s>>>(t, basis, mods, log_v, total);
+void launch_add_batch_t(bool stream_out, const AddBatch& t, u32 count, u32 n, const Basis& basis,
+                        const Modulus* mods, cudaStream_t s) {
+  const u32 n4 = n / 4;
+  const dim3 grid((n4 + kAddThreads - 1) / kAddThreads, basis.size, count);
+  if (stream_out)
+    add_batch_kernel<kSub, true><<<grid, kAddThreads, 0, s>>>(t, basis, mods, n4);
+  else
+    add_batch_kernel<kSub, false><<<grid, kAddThreads, 0, s>>>(t, basis, mods, n4);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void launch_add_batch(bool subtract, const AddBatch& t, u32 count, u32 n, const Basis& basis,
-                      const Modulus* mods, int sm_count, cudaStream_t s) {
+                      const Modulus* mods, std::size_t l2_bytes, cudaStream_t s) {
   if (count == 0 || basis.size == 0) return;
+  const std::size_t bytes = 3 * sizeof(u32) * static_cast<std::size_t>(basis.size) * n * count;
+  const bool stream_out = 4 * bytes > 3 * l2_bytes;
   if (subtract)
-    launch_add_batch_t<true>(t, count, n, basis, mods, sm_count, s);
+    launch_add_batch_t<true>(stream_out, t, count, n, basis, mods, s);
   else
-    launch_add_batch_t<false>(t, count, n, basis, mods, sm_count, s);
+    launch_add_batch_t<false>(stream_out, t, count, n, basis, mods, s);
 }
 
 namespace {

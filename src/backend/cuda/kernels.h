@@ -5,19 +5,21 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
+#include <cstdint>
+
 #include "theo/math/modarith.h"
 #include "theo/ring/basis.h"
 
 namespace theo::cuda {
 
-// Polys per batched NTT launch; larger batches are split into several launches.
+// Polys per batched NTT / add launch; larger batches are split into several launches.
 inline constexpr u32 kMaxBatch = 16;
+// Limbs per NTT launch (one grid row each); larger batches are split into several launches.
+inline constexpr u32 kMaxNttLimbs = 256;
 // Inputs per automorphism_sum / digits per key_mult launch; more are chained with accumulation.
 inline constexpr u32 kMaxTerms = 16;
 
-struct PtrBatch {
-  u32* p[kMaxBatch];
-};
 struct ConstPtrs {
   const u32* p[kMaxTerms];
 };
@@ -57,10 +59,50 @@ struct NttConfig {
   u32 fast = 1;
 };
 
-// In place over `count` polys of basis `basis`. consts: forward pre-multipliers (nullable) or
-// inverse post-multipliers (required; N^-1 folded in).
-void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys, u32 count,
-                const Basis& basis, const LimbConsts* consts, bool inverse, cudaStream_t s);
+// One poly of an NTT launch. Its limbs in the launch are listed by NttLimb; limb l of it is read
+// at src + l N and written at dst + l N.
+struct NttPoly {
+  const u32* src = nullptr;  // read by the first phase (== dst in place)
+  u32* dst = nullptr;        // written by the first phase, transformed in place by the second
+  u32* echo = nullptr;       // nullable: receives the words the first phase reads
+  // Forward epilogue (nullable): on limbs [sub_first, sub_first + sub_limbs) the last phase
+  // stores (sub_(l - sub_first) - y_l) * s_l instead of y_l.
+  const u32* sub = nullptr;
+  u32 sub_first = 0;
+  u32 sub_limbs = 0;
+};
+// One limb of an NTT launch (grid row blockIdx.y): ref packs the poly's index in NttBatch::poly
+// (bits 16 and up), the limb of that poly (bits 8-15) and its prime id (bits 0-7); c = the
+// Montgomery pre- (forward) or post-multiplier (inverse, N^-1 folded in); s = the Montgomery
+// epilogue multiplier.
+struct NttLimb {
+  u32 ref = 0;
+  u32 c = 0;
+  u32 s = 0;
+};
+static_assert(kMaxLimbs <= 256 && sizeof(PrimeId) == 1, "NttLimb::ref has 8 bits per limb index");
+constexpr u32 ntt_limb_ref(u32 poly, u32 limb, u32 prime) {
+  return poly << 16 | limb << 8 | prime;
+}
+__host__ __device__ constexpr u32 ntt_limb_poly(u32 ref) {
+  return ref >> 16;
+}
+__host__ __device__ constexpr u32 ntt_limb_index(u32 ref) {
+  return (ref >> 8) & 0xffu;
+}
+__host__ __device__ constexpr u32 ntt_limb_prime(u32 ref) {
+  return ref & 0xffu;
+}
+// Passed as a kernel parameter (about 3.7 KB; CUDA >= 12.1 allows 32 KB), so a launch needs no
+// upload and can be graph-captured.
+struct NttBatch {
+  NttPoly poly[kMaxBatch];
+  NttLimb limb[kMaxNttLimbs];
+};
+// The first `limbs` limbs of `b`. pre_consts: the forward multiplies by c (the inverse always
+// does); echo: every poly of b has one; epilogue: forward only, some poly has a sub operand.
+void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u32 limbs,
+                bool pre_consts, bool echo, bool epilogue, bool inverse, cudaStream_t s);
 
 // ---- element-wise -------------------------------------------------------------------------------
 enum class EwOp {
@@ -84,14 +126,15 @@ void launch_elementwise(EwOp op, const EwArgs& args, u32 n, const Basis& basis, 
                         const LimbConsts* consts, u32 block_threads, cudaStream_t s);
 
 // out_k = a_k + b_k (or a_k - b_k) for k < count, polys of one basis, every pointer 16-byte
-// aligned and n % 4 == 0. One grid-stride launch over all polys, sized to the SMs of the device.
+// aligned and n % 4 == 0. One launch over all polys, one 16-byte vector per thread; l2_bytes (the
+// device's L2 size) decides whether outputs are written with streaming (evict-first) stores.
 struct AddBatch {
   const u32* a[kMaxBatch];
   const u32* b[kMaxBatch];
   u32* out[kMaxBatch];
 };
 void launch_add_batch(bool subtract, const AddBatch& t, u32 count, u32 n, const Basis& basis,
-                      const Modulus* mods, int sm_count, cudaStream_t s);
+                      const Modulus* mods, std::size_t l2_bytes, cudaStream_t s);
 
 // out = sum_k a_k * c_k (+ out when accumulate), c_k one Montgomery-form constant per limb.
 // Constants travel as kernel parameters (about 8 KB: CUDA >= 12.1 allows 32 KB), so the launch
@@ -139,19 +182,35 @@ struct BConvDevice {
   u32 src_size = 0;
   u32 dst_size = 0;
   bool exact = false;  // subtract round(sum t_j / s_j) * Q (the exact-BConv contract)
+  // Blocked kernel: fold the 64-bit accumulators every fold_steps 4-term steps; 0 = never (the
+  // plan bounded sum_j max|t_j| |M_ij| below 2^63 for every row, so no sum can overflow).
+  u32 fold_steps = 1;
 };
 // Source bases up to this size take the small-source kernel (one accumulator, rows in sequence).
 inline constexpr u32 kBConvSmallMaxSrc = 16;
 struct BConvConfig {
-  u32 dst_tile = 0;   // tile kernel: output limbs per thread in registers (4, 8, 16; 0 = by dst)
-  u32 threads = 256;  // tile kernel: threads per block, one coefficient each
+  // 1 (default): the blocked kernel (t_j once per coefficient in shared memory, 4 coefficients x
+  // up to 4 output rows per thread) wherever its shape rules hold (n a multiple of 128, tables
+  // within 48 KB of shared memory); 0: the per-coefficient tile kernel below for every shape
+  // (tests, before/after benchmarks).
+  u32 blocked = 1;
+  u32 dst_tile = 0;  // tile kernel: output limbs per thread in registers (4, 8, 16; 0 = by dst)
+  // Threads per block, one coefficient each: tile kernel any of 32..1024; blocked kernel 128 or
+  // 256 (coefficients per block; halved when the tables would not fit).
+  u32 threads = 256;
   // Small-source kernel (|S| <= kBConvSmallMaxSrc): output rows per block. 0 (default) keeps the
-  // tile kernel for every size: on the H200 the small kernel measured no faster for 12 -> 48 and
-  // ~20% slower on ModUp shapes (it is instruction-bound: ~180 instructions per output word).
+  // blocked / tile kernels: on the H200 the small kernel measured no faster than the tile kernel
+  // for 12 -> 48 and ~20% slower on ModUp shapes (instruction-bound: ~180 per output word).
   u32 small_rows = 0;
 };
 // const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
                   bool const_mult, cudaStream_t s);
+
+// ---- sampling -----------------------------------------------------------------------------------
+// out (limbs of `basis`, n words each) = the seed expansion of Backend::sample_uniform
+// (math/uniform_expand.h).
+void launch_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id, u32* out, u32 n,
+                           const Basis& basis, const Modulus* mods, cudaStream_t s);
 
 }  // namespace theo::cuda

@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "backend/capture_arena.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device.h"
+#include "theo/errors.h"
 
 namespace theo::cuda {
 
@@ -21,6 +23,7 @@ Device::Device() {
   props_.global_mem = p.totalGlobalMem;
 
   THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
 
   cudaMemPoolProps pp{};
   pp.allocType = cudaMemAllocationTypePinned;
@@ -40,6 +43,7 @@ Device::~Device() {
     std::fprintf(stderr, "theo cuda: stream error at shutdown: %s\n",
                  cudaGetErrorString(cudaGetLastError()));
   cudaMemPoolDestroy(pool_);
+  cudaStreamDestroy(side_stream_);
   cudaStreamDestroy(stream_);
 }
 
@@ -47,23 +51,43 @@ void* Device::allocate_bytes(std::size_t bytes) {
   // Larger than the card: some drivers report this as an invalid value rather than as OOM.
   if (bytes > props_.global_mem) throw_out_of_memory(bytes, "cuda allocate");
   void* p = nullptr;
-  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+  // While capturing, an allocation on stream_ would become a graph node that every replay
+  // repeats; the side stream gives memory that exists before the graph does.
+  const bool side = capturing();
+  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool_, side ? side_stream_ : stream_);
   if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, "cuda allocate");
   if (err != cudaSuccess) throw_cuda_error(err, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
+  if (side) {
+    const cudaError_t sync = cudaStreamSynchronize(side_stream_);
+    if (sync != cudaSuccess) {
+      cudaFreeAsync(p, side_stream_);
+      throw_cuda_error(sync, "cudaStreamSynchronize(side stream)", __FILE__, __LINE__);
+    }
+  }
   return p;
 }
 
 void Device::free_bytes(void* p) noexcept {
+  if (CaptureArena* arena = capture_.load()) {
+    arena->adopt(static_cast<u32*>(p), 0);
+    return;
+  }
   const cudaError_t err = cudaFreeAsync(p, stream_);
   if (err != cudaSuccess)
     std::fprintf(stderr, "theo cuda: cudaFreeAsync failed: %s\n", cudaGetErrorString(err));
 }
 
 void Device::synchronize() {
+  if (capturing())
+    throw BackendError(
+        "synchronize is not allowed while capturing (a capturing stream runs nothing to wait "
+        "for)");
   THEO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void upload_bytes(Device& dev, void* dst, const void* src, std::size_t bytes) {
+  if (dev.capturing())
+    throw BackendError("upload is not allowed while capturing (it reads the host at capture time)");
   THEO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dev.stream()));
   dev.synchronize();
 }

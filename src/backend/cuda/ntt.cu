@@ -8,6 +8,12 @@
 // Phase 1 transforms a tile of C whole columns (N1 x C words), phase 2 a tile of R whole rows
 // (R x N2 words); each tile lives in shared memory, so each phase reads and writes DRAM once.
 // Butterflies keep every value canonical, so the result does not depend on the split or tiling.
+//
+// A launch covers a batch of limbs that may belong to different polys and primes (NttBatch, one
+// limb per grid row). The first phase (forward: columns, inverse: rows) reads the limb's source
+// and writes its destination, so a transform can be out of place, and may echo the words it read
+// (a copy fused into the read); the last forward phase (rows) may apply ModDown's / rescale's
+// tail y -> (a - y) * s before its store (Cheddar Seq.3).
 
 #include <algorithm>
 #include <type_traits>
@@ -20,27 +26,49 @@
 namespace theo::cuda {
 namespace {
 
+// The limb of grid row blockIdx.y: where it is read from and written to, its prime and constants.
 struct Item {
-  u32* data;
+  const u32* src;  // read by the first phase (== data in place)
+  u32* data;       // written by the first phase, transformed in place by the second
+  u32* echo;       // first phase: receives the words read (nullptr: none)
+  const u32* sub;  // last forward phase: data = (sub - y) * s (nullptr: plain y)
   Modulus m;
   const i32* tw;
-  u32 limb;
+  u32 id;  // PrimeId
+  u32 c;   // Montgomery pre- / post-multiplier
+  u32 s;   // Montgomery epilogue multiplier
 };
 
-__device__ __forceinline__ Item item_of(const RingTables& t, const PtrBatch& polys,
-                                        const Basis& basis, bool inverse) {
-  const u32 limbs = basis.size;
-  const u32 poly = blockIdx.y / limbs;
-  const u32 limb = blockIdx.y - poly * limbs;
-  const PrimeId id = basis.ids[limb];
-  const std::size_t n = std::size_t{1} << t.log_n;
-  return Item{polys.p[poly] + limb * n, t.mod[id], (inverse ? t.inv : t.fwd) + id * n, limb};
+__device__ __forceinline__ Item item_of(const RingTables& t, const NttBatch& b, bool inverse) {
+  const NttLimb& l = b.limb[blockIdx.y];
+  const NttPoly& p = b.poly[ntt_limb_poly(l.ref)];
+  const u32 limb = ntt_limb_index(l.ref);
+  const u32 id = ntt_limb_prime(l.ref);
+  const std::size_t off = static_cast<std::size_t>(limb) << t.log_n;
+  const u32 w = limb - p.sub_first;  // wraps above sub_limbs below the window
+  Item it;
+  it.src = p.src + off;
+  it.data = p.dst + off;
+  it.echo = p.echo != nullptr ? p.echo + off : nullptr;
+  it.sub = p.sub != nullptr && w < p.sub_limbs ? p.sub + (static_cast<std::size_t>(w) << t.log_n)
+                                               : nullptr;
+  it.m = t.mod[id];
+  it.tw = (inverse ? t.inv : t.fwd) + (static_cast<std::size_t>(id) << t.log_n);
+  it.id = id;
+  it.c = l.c;
+  it.s = l.s;
+  return it;
 }
 
-__device__ __forceinline__ const uint2* shoup_tw(const RingTables& t, const Basis& basis, u32 limb,
-                                                 bool inverse) {
-  const PrimeId id = basis.ids[limb];
+__device__ __forceinline__ const uint2* shoup_tw(const RingTables& t, u32 id, bool inverse) {
   return (inverse ? t.inv_shoup : t.fwd_shoup) + (static_cast<std::size_t>(id) << t.log_n);
+}
+
+// ModDown's / rescale's tail on four output words: y <- (a - y) * s.
+__device__ __forceinline__ uint4 sub_mul4(uint4 a, uint4 y, i32 s, const Modulus& m) {
+  return make_uint4(
+      mont_mul_c(sub_mod(a.x, y.x, m.q), s, m), mont_mul_c(sub_mod(a.y, y.y, m.q), s, m),
+      mont_mul_c(sub_mod(a.z, y.z, m.q), s, m), mont_mul_c(sub_mod(a.w, y.w, m.q), s, m));
 }
 
 // One pass of R consecutive stages [s0, s0 + R) held in registers: each thread owns the 2^R words
@@ -162,30 +190,32 @@ __device__ __forceinline__ void tile_stages(u32* sm, const i32* tw, const Modulu
   }
 }
 
-// Forward phase 1 (with the optional pre-multiplier) or inverse phase 2 (with the post-multiplier,
-// which always carries N^-1).
+// Forward phase 1 (with the optional pre-multiplier; first phase: reads src, may echo) or inverse
+// phase 2 (with the post-multiplier, which always carries N^-1; in place).
 // Radix 8 passes fit in 40 registers (launch bounds 512 x 3: six 256-thread blocks per SM, so a
 // 48-limb N = 2^16 transform is one wave on 132 SMs); radix 16 passes need fewer barriers but ~56.
-template <bool kInverse, bool kConst, int kRadixLog>
+template <bool kInverse, bool kConst, bool kEcho, int kRadixLog>
 __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
-    ntt_columns(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
-                const __grid_constant__ Basis basis, const __grid_constant__ LimbConsts consts,
+    ntt_columns(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b,
                 u32 log_n1, u32 log_c) {
+  static_assert(!(kInverse && kEcho), "the inverse column phase is the last one");
   extern __shared__ u32 sm[];
-  const Item it = item_of(t, polys, basis, kInverse);
+  const Item it = item_of(t, b, kInverse);
   const u32 log_n2 = t.log_n - log_n1;
   const u32 tile = 1u << (log_n1 + log_c);
   const u32 cmask = (1u << log_c) - 1;
   const u32 c0 = blockIdx.x << log_c;
-  const i32 c = static_cast<i32>(consts.v[it.limb]);
+  const i32 c = static_cast<i32>(it.c);
+  const u32* in = kInverse ? it.data : it.src;
   // Columns are C = 2^log_c contiguous words per row (launch_ntt keeps log_c >= 2): 16-byte loads,
   // unrolled so that a thread's loads are all in flight before the first shared store.
-  const auto row_ptr = [&](u32 e) {
-    return it.data + (static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask);
+  const auto at = [&](u32 e) {
+    return (static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask);
   };
 #pragma unroll 4
   for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
-    uint4 v = *reinterpret_cast<const uint4*>(row_ptr(e));
+    uint4 v = *reinterpret_cast<const uint4*>(in + at(e));
+    if constexpr (kEcho) *reinterpret_cast<uint4*>(it.echo + at(e)) = v;
     if constexpr (!kInverse && kConst) {
       v.x = mont_mul_c(v.x, c, it.m), v.y = mont_mul_c(v.y, c, it.m);
       v.z = mont_mul_c(v.z, c, it.m), v.w = mont_mul_c(v.w, c, it.m);
@@ -201,29 +231,41 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
       v.x = mont_mul_c(v.x, c, it.m), v.y = mont_mul_c(v.y, c, it.m);
       v.z = mont_mul_c(v.z, c, it.m), v.w = mont_mul_c(v.w, c, it.m);
     }
-    *reinterpret_cast<uint4*>(row_ptr(e)) = v;
+    *reinterpret_cast<uint4*>(it.data + at(e)) = v;
   }
 }
 
-template <bool kInverse, int kRadixLog>
+// Inverse phase 1 (reads src; kFused: echoes it) or forward phase 2 (in place; kFused: the
+// sub_mul epilogue on the limbs that have one).
+template <bool kInverse, bool kFused, int kRadixLog>
 __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
-    ntt_rows(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
-             const __grid_constant__ Basis basis, u32 log_n1, u32 log_r) {
+    ntt_rows(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b, u32 log_n1,
+             u32 log_r) {
   extern __shared__ u32 sm[];
-  const Item it = item_of(t, polys, basis, kInverse);
+  const Item it = item_of(t, b, kInverse);
   const u32 log_n2 = t.log_n - log_n1;
   const u32 tile = 1u << (log_r + log_n2);
   const u32 row0 = blockIdx.x << log_r;
-  u32* base = it.data + (static_cast<std::size_t>(row0) << log_n2);
+  const std::size_t base = static_cast<std::size_t>(row0) << log_n2;
+  const u32* in = (kInverse ? it.src : it.data) + base;
   // Rows are contiguous: 16-byte loads (tile >= 4 words, base 16-byte aligned when data is).
 #pragma unroll 4
-  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
-    *reinterpret_cast<uint4*>(sm + e) = *reinterpret_cast<const uint4*>(base + e);
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(in + e);
+    if constexpr (kInverse && kFused) *reinterpret_cast<uint4*>(it.echo + base + e) = v;
+    *reinterpret_cast<uint4*>(sm + e) = v;
+  }
   __syncthreads();
   tile_stages<kInverse, true, kRadixLog>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
+  const bool epilogue = !kInverse && kFused && it.sub != nullptr;
 #pragma unroll 4
-  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4)
-    *reinterpret_cast<uint4*>(base + e) = *reinterpret_cast<const uint4*>(sm + e);
+  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
+    uint4 v = *reinterpret_cast<const uint4*>(sm + e);
+    if (epilogue)
+      v = sub_mul4(*reinterpret_cast<const uint4*>(it.sub + base + e), v, static_cast<i32>(it.s),
+                   it.m);
+    *reinterpret_cast<uint4*>(it.data + base + e) = v;
+  }
 }
 
 // ---- register-resident phases (N = 2^(4e)) ---------------------------------------------------
@@ -304,26 +346,31 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
 // 128-byte line and every shared access (sm[p * 32 + lane]) is conflict-free. 32 T threads.
 // Launch bounds: at N = 2^16 three 512-thread blocks per SM (40 registers, no spills with the Shoup
 // butterflies), so 48 limbs (384 blocks) are one wave on 132 SMs instead of 1.45.
-template <int kE, bool kInverse, bool kConst>
+// Forward: the first phase (reads src; kEcho: echoes it); inverse: the last one (in place).
+template <int kE, bool kInverse, bool kConst, bool kEcho>
 __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
-    ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
-                 const __grid_constant__ Basis basis, const __grid_constant__ LimbConsts consts) {
+    ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
+  static_assert(!(kInverse && kEcho), "the inverse column phase is the last one");
   constexpr u32 E = 1u << kE, L = 2 * kE;
   __shared__ u32 sm[32u << L];
-  const Item it = item_of(t, polys, basis, kInverse);
+  const Item it = item_of(t, b, kInverse);
   const u32 lane = threadIdx.x & 31, th = threadIdx.x >> 5;
   const u32 log_n2 = t.log_n - L;
-  u32* col = it.data + blockIdx.x * 32 + lane;
-  const i32 c = static_cast<i32>(consts.v[it.limb]);
-  const uint2* tw = shoup_tw(t, basis, it.limb, kInverse);
+  const std::size_t col0 = blockIdx.x * 32 + lane;
+  u32* col = it.data + col0;
+  const i32 c = static_cast<i32>(it.c);
+  const uint2* tw = shoup_tw(t, it.id, kInverse);
   u32 x[E];
   // Pattern A: p = th + E k; pattern B: p = E th + k (T = E).
   const auto pa = [&](u32 k) { return th + E * k; };
   const auto pb = [&](u32 k) { return E * th + k; };
   if constexpr (!kInverse) {
+    const u32* in = it.src + col0;
 #pragma unroll
     for (u32 k = 0; k < E; ++k) {
-      x[k] = col[static_cast<std::size_t>(pa(k)) << log_n2];
+      const std::size_t at = static_cast<std::size_t>(pa(k)) << log_n2;
+      x[k] = in[at];
+      if constexpr (kEcho) it.echo[col0 + at] = x[k];
       if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
     }
     reg_stages<kE, false>(x, tw, it.m.q, 0, 0, 0, 0);
@@ -364,29 +411,23 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
 // transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches.
 // Six blocks per SM (40 registers; the forward kernel spills one 8-byte value): 48 limbs at
 // N = 2^16 (768 blocks) are one wave.
-template <int kE, bool kInverse>
+// Inverse: the first phase (reads src; kFused: echoes it); forward: the last one (in place;
+// kFused: the sub_mul epilogue on the limbs that have one).
+template <int kE, bool kInverse, bool kFused>
 __global__ void __launch_bounds__(256, 6)
-    ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ PtrBatch polys,
-                 const __grid_constant__ Basis basis) {
+    ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
   constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
   __shared__ u32 sm[kRows * kStride];
-  const Item it = item_of(t, polys, basis, kInverse);
+  const Item it = item_of(t, b, kInverse);
   const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
   const u32 row = blockIdx.x * kRows + r;
   const u32 n1 = t.log_n - L;
-  u32* rp = it.data + (static_cast<std::size_t>(row) << L);
+  const std::size_t row_off = static_cast<std::size_t>(row) << L;
+  u32* rp = it.data + row_off;
   u32* srow = sm + r * kStride;
-  const u32* tw =
-      (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(basis.ids[it.limb]) << t.log_n);
+  const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << t.log_n);
   const auto sidx = [](u32 p) { return p + (p >> kE); };
   u32 x[E];
-  const auto load_b = [&] {
-#pragma unroll
-    for (u32 k = 0; k < E; k += 4) {
-      const uint4 v = *reinterpret_cast<const uint4*>(rp + E * th + k);
-      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
-    }
-  };
   if constexpr (!kInverse) {
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
@@ -400,11 +441,27 @@ __global__ void __launch_bounds__(256, 6)
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(E * th + k)];
     reg_stages<kE, false>(x, tw, it.m.q, n1, kE, row, th);
+    if (kFused && it.sub != nullptr) {
+      const u32* ap = it.sub + row_off + E * th;
+      const i32 sc = static_cast<i32>(it.s);
 #pragma unroll
-    for (u32 k = 0; k < E; k += 4)
-      *reinterpret_cast<uint4*>(rp + E * th + k) = make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
+      for (u32 k = 0; k < E; k += 4)
+        *reinterpret_cast<uint4*>(rp + E * th + k) =
+            sub_mul4(*reinterpret_cast<const uint4*>(ap + k),
+                     make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]), sc, it.m);
+    } else {
+#pragma unroll
+      for (u32 k = 0; k < E; k += 4)
+        *reinterpret_cast<uint4*>(rp + E * th + k) = make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
+    }
   } else {
-    load_b();
+    const u32* in = it.src + row_off + E * th;
+#pragma unroll
+    for (u32 k = 0; k < E; k += 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(in + k);
+      if constexpr (kFused) *reinterpret_cast<uint4*>(it.echo + row_off + E * th + k) = v;
+      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+    }
     reg_stages<kE, true>(x, tw, it.m.q, n1, kE, row, th);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
@@ -420,63 +477,87 @@ __global__ void __launch_bounds__(256, 6)
   }
 }
 
+// Calls f(std::bool_constant<flag>{}), so that a runtime flag picks a kernel instantiation.
+template <typename F>
+void with_flag(bool flag, F&& f) {
+  if (flag)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+struct LaunchFlags {
+  bool consts;    // forward pre-multipliers (the inverse always multiplies)
+  bool echo;      // the first phase echoes what it reads
+  bool epilogue;  // forward: some limbs take the sub_mul epilogue
+};
+
 template <int kE>
-void run_reg(const RingTables& t, const PtrBatch& polys, const Basis& basis, bool has_consts,
-             const LimbConsts& c, bool inverse, u32 count, cudaStream_t s) {
+void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, bool inverse,
+             cudaStream_t s) {
   constexpr u32 L = 2 * kE;
-  const u32 y = count * basis.size;
-  const dim3 grid_c(1u << (t.log_n - L - 5), y), grid_r((1u << L) / (256u >> kE), y);
+  const dim3 grid_c(1u << (t.log_n - L - 5), limbs), grid_r((1u << L) / (256u >> kE), limbs);
   const u32 threads_c = 32u << kE;
   if (!inverse) {
-    if (has_consts)
-      ntt_cols_reg<kE, false, true><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
-    else
-      ntt_cols_reg<kE, false, false><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
+    with_flag(f.consts, [&](auto kc) {
+      with_flag(f.echo, [&](auto ke) {
+        ntt_cols_reg<kE, false, decltype(kc)::value, decltype(ke)::value>
+            <<<grid_c, threads_c, 0, s>>>(t, b);
+      });
+    });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_rows_reg<kE, false><<<grid_r, 256, 0, s>>>(t, polys, basis);
+    with_flag(f.epilogue, [&](auto kf) {
+      ntt_rows_reg<kE, false, decltype(kf)::value><<<grid_r, 256, 0, s>>>(t, b);
+    });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
-    ntt_rows_reg<kE, true><<<grid_r, 256, 0, s>>>(t, polys, basis);
+    with_flag(f.echo, [&](auto kf) {
+      ntt_rows_reg<kE, true, decltype(kf)::value><<<grid_r, 256, 0, s>>>(t, b);
+    });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_cols_reg<kE, true, true><<<grid_c, threads_c, 0, s>>>(t, polys, basis, c);
+    ntt_cols_reg<kE, true, true, false><<<grid_c, threads_c, 0, s>>>(t, b);
     THEO_CUDA_CHECK_LAUNCH();
   }
 }
 
 template <int kR>
-void run_phases(const RingTables& t, const PtrBatch& polys, const Basis& basis, bool has_consts,
-                const LimbConsts& c, bool inverse, u32 log_n1, u32 log_c, u32 log_r, dim3 grid_c,
-                dim3 grid_r, u32 threads, std::size_t smem, cudaStream_t s) {
+void run_phases(const RingTables& t, const NttBatch& b, LaunchFlags f, bool inverse, u32 log_n1,
+                u32 log_c, u32 log_r, dim3 grid_c, dim3 grid_r, u32 threads, std::size_t smem,
+                cudaStream_t s) {
   if (!inverse) {
-    if (has_consts)
-      ntt_columns<false, true, kR><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
-    else
-      ntt_columns<false, false, kR>
-          <<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    with_flag(f.consts, [&](auto kc) {
+      with_flag(f.echo, [&](auto ke) {
+        ntt_columns<false, decltype(kc)::value, decltype(ke)::value, kR>
+            <<<grid_c, threads, smem, s>>>(t, b, log_n1, log_c);
+      });
+    });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_rows<false, kR><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    with_flag(f.epilogue, [&](auto kf) {
+      ntt_rows<false, decltype(kf)::value, kR><<<grid_r, threads, smem, s>>>(t, b, log_n1, log_r);
+    });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
-    ntt_rows<true, kR><<<grid_r, threads, smem, s>>>(t, polys, basis, log_n1, log_r);
+    with_flag(f.echo, [&](auto kf) {
+      ntt_rows<true, decltype(kf)::value, kR><<<grid_r, threads, smem, s>>>(t, b, log_n1, log_r);
+    });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_columns<true, true, kR><<<grid_c, threads, smem, s>>>(t, polys, basis, c, log_n1, log_c);
+    ntt_columns<true, true, false, kR><<<grid_c, threads, smem, s>>>(t, b, log_n1, log_c);
     THEO_CUDA_CHECK_LAUNCH();
   }
 }
 
 }  // namespace
 
-void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys, u32 count,
-                const Basis& basis, const LimbConsts* consts, bool inverse, cudaStream_t s) {
-  if (count == 0 || basis.size == 0) return;
+void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u32 limbs,
+                bool pre_consts, bool echo, bool epilogue, bool inverse, cudaStream_t s) {
+  if (limbs == 0) return;
+  const LaunchFlags f{pre_consts, echo, epilogue && !inverse};
   const u32 log_n = t.log_n;
   if (cfg.fast && (log_n == 12 || log_n == 16) && (cfg.log_n1 == 0 || cfg.log_n1 == log_n / 2)) {
-    static const LimbConsts kNoConsts{};
-    const LimbConsts& lc = consts ? *consts : kNoConsts;
     if (log_n == 16)
-      run_reg<4>(t, polys, basis, consts != nullptr, lc, inverse, count, s);
+      run_reg<4>(t, b, limbs, f, inverse, s);
     else
-      run_reg<3>(t, polys, basis, consts != nullptr, lc, inverse, count, s);
+      run_reg<3>(t, b, limbs, f, inverse, s);
     return;
   }
   const u32 log_n1 = cfg.log_n1 ? std::min(cfg.log_n1, log_n - 2) : log_n / 2;
@@ -488,16 +569,12 @@ void launch_ntt(const RingTables& t, const NttConfig& cfg, const PtrBatch& polys
   const u32 log_r = tile_log - log_n2;
   const u32 threads = std::max(32u, std::min({cfg.threads, 512u, 1u << (tile_log - 1)}));
   const std::size_t smem = (std::size_t{1} << tile_log) * sizeof(u32);
-  const dim3 grid_c(1u << (log_n2 - log_c), count * basis.size);
-  const dim3 grid_r(1u << (log_n1 - log_r), count * basis.size);
-  static const LimbConsts kNone{};
-  const LimbConsts& c = consts ? *consts : kNone;
+  const dim3 grid_c(1u << (log_n2 - log_c), limbs);
+  const dim3 grid_r(1u << (log_n1 - log_r), limbs);
   if (cfg.radix_log == 4)
-    run_phases<4>(t, polys, basis, consts != nullptr, c, inverse, log_n1, log_c, log_r, grid_c,
-                  grid_r, threads, smem, s);
+    run_phases<4>(t, b, f, inverse, log_n1, log_c, log_r, grid_c, grid_r, threads, smem, s);
   else
-    run_phases<3>(t, polys, basis, consts != nullptr, c, inverse, log_n1, log_c, log_r, grid_c,
-                  grid_r, threads, smem, s);
+    run_phases<3>(t, b, f, inverse, log_n1, log_c, log_r, grid_c, grid_r, threads, smem, s);
 }
 
 }  // namespace theo::cuda

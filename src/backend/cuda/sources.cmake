@@ -5,10 +5,12 @@ list(APPEND THEO_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cu
   ${CMAKE_CURRENT_LIST_DIR}/keymult.cu
   ${CMAKE_CURRENT_LIST_DIR}/automorphism.cu
-  ${CMAKE_CURRENT_LIST_DIR}/event_timer.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/event_timer.cu
+  ${CMAKE_CURRENT_LIST_DIR}/sampler.cu)
 list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory_pool.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp)
 
 # CMake < 3.26 knows no C++20 flag for nvcc (CUDA 12+ accepts -std=c++20); without this the

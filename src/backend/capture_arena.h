@@ -1,0 +1,58 @@
+#pragma once
+// Memory of one capture (Backend::begin_capture .. end_capture), shared by the CPU and CUDA
+// backends. Captured work names its operands by address, so the memory rules differ from eager
+// execution:
+//  * A block made and freed during the capture goes to a free list that later allocations of the
+//    same capture reuse. Safe: a replay runs the ops in capture order, so each reuse happens after
+//    the last op that touched the block before, exactly as recorded.
+//  * Blocks made during the capture and still held when it ends (the outputs) are rewritten by
+//    every replay, so freeing them later keeps them: they go back to `upstream` only when the arena
+//    dies, which is after the captured work and every buffer made from it (shared_ptr).
+//  * A block from before the capture that is freed during it (an input dropped inside) is still
+//    read by the captured work: the backend hands it to adopt(), which keeps it until the arena
+//    dies. Adopted blocks are never reused, since their first use in a replay is a read.
+// Allocations after the capture ended (through a handle copied from an output's buffer) are plain
+// upstream blocks: freeing them frees them.
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "theo/ring/poly.h"
+
+namespace theo {
+
+class CaptureArena final : public Allocator {
+ public:
+  explicit CaptureArena(std::shared_ptr<Allocator> upstream);
+  ~CaptureArena() override;
+  CaptureArena(const CaptureArena&) = delete;
+  CaptureArena& operator=(const CaptureArena&) = delete;
+
+  u32* allocate(std::size_t words) override;
+  void deallocate(u32* ptr, std::size_t words) noexcept override;
+  bool host_accessible() const override { return upstream_->host_accessible(); }
+
+  // A block of `upstream` allocated before the capture and freed during it: kept until the arena
+  // dies, then returned through upstream->deallocate(ptr, words).
+  void adopt(u32* ptr, std::size_t words) noexcept;
+  // The capture ended (or was aborted): blocks of the capture are no longer reused.
+  void close() noexcept;
+
+ private:
+  struct Block {
+    u32* ptr;
+    std::size_t words;
+  };
+  std::shared_ptr<Allocator> upstream_;
+  std::mutex mu_;
+  bool open_ = true;
+  std::vector<Block> owned_;  // made during the capture (free or not), plus adopted blocks
+  std::unordered_map<const u32*, std::size_t> captured_;  // the capture's own blocks -> words
+  std::multimap<std::size_t, u32*> free_;                 // words -> free block of the capture
+};
+
+}  // namespace theo

@@ -1,0 +1,80 @@
+// Capture on the CPU backend: the same semantics as a CUDA Graph (nothing runs while capturing,
+// every replay runs the ops in capture order on the operands' current contents), so programs that
+// capture can be tested without a GPU. Each data op checks its arguments, then, while capturing,
+// leaves a call that repeats it (CpuBackend::deferred); a replay makes those calls.
+
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+
+namespace theo::cpu {
+
+namespace {
+
+class CpuCapturedWork final : public CapturedWork {
+ public:
+  CpuCapturedWork(const CpuBackend& be, std::vector<std::function<void()>> calls,
+                  std::shared_ptr<CaptureArena> arena)
+      : be_(be), calls_(std::move(calls)), arena_(std::move(arena)) {}
+
+  void replay() override {
+    if (be_.capturing())
+      throw BackendError(
+          "replay of captured work is not allowed while capturing (capture the whole sequence "
+          "instead)");
+    for (const auto& call : calls_)
+      call();
+  }
+  std::size_t kernel_count() const override { return calls_.size(); }
+  std::size_t node_count() const override { return calls_.size(); }
+
+ private:
+  const CpuBackend& be_;
+  std::vector<std::function<void()>> calls_;
+  std::shared_ptr<CaptureArena> arena_;  // the temporaries and outputs the calls write
+};
+
+}  // namespace
+
+std::shared_ptr<Allocator> CpuBackend::allocator() {
+  if (capture_) return capture_->arena;
+  return alloc_;
+}
+
+void CpuBackend::refuse_while_capturing(std::string_view op) const {
+  if (capture_)
+    throw BackendError(std::string(op) +
+                       " is not allowed while capturing (it needs the host at capture time; do it "
+                       "before or after the capture)");
+}
+
+void CpuBackend::synchronize() {
+  refuse_while_capturing("synchronize");
+}
+
+void CpuBackend::begin_capture() {
+  if (capture_) throw BackendError("begin_capture: the backend is already capturing");
+  fork_.refuse("begin_capture");
+  auto c = std::make_unique<Capture>();
+  c->arena = std::make_shared<CaptureArena>(alloc_);
+  alloc_->set_capture(c->arena.get());
+  capture_ = std::move(c);
+}
+
+std::unique_ptr<CapturedWork> CpuBackend::end_capture() {
+  if (!capture_) throw BackendError("end_capture: the backend is not capturing");
+  fork_.refuse("end_capture");
+  std::unique_ptr<Capture> c = std::move(capture_);
+  alloc_->set_capture(nullptr);
+  c->arena->close();
+  return std::make_unique<CpuCapturedWork>(*this, std::move(c->calls), std::move(c->arena));
+}
+
+void CpuBackend::abort_capture() noexcept {
+  if (!capture_) return;
+  alloc_->set_capture(nullptr);
+  capture_->arena->close();
+  capture_.reset();
+}
+
+}  // namespace theo::cpu

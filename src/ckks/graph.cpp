@@ -1,0 +1,95 @@
+// Context::capture and Graph (theo/ckks/graph.h): the scheme-level face of the backend's capture
+// hooks (Backend::begin_capture / end_capture).
+
+#include "theo/ckks/graph.h"
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "theo/errors.h"
+
+namespace theo {
+
+namespace {
+
+// THEO_GRAPHS=0 turns capture off process-wide (ablation runs of unmodified programs).
+bool graphs_enabled(const ContextOptions& options) {
+  if (!options.graphs || !options.optimizations.graphs) return false;
+  const char* env = std::getenv("THEO_GRAPHS");
+  return env == nullptr || std::string_view(env) != "0";
+}
+
+}  // namespace
+
+Graph Context::capture(std::function<void()> fn) const {
+  if (!fn) throw ParameterError("Context::capture: the function is empty");
+  if (!graphs_enabled(options_)) return Graph(shared_from_this(), nullptr, std::move(fn));
+  Backend& be = backend();
+  be.begin_capture();
+  try {
+    fn();
+  } catch (...) {
+    be.abort_capture();
+    throw;
+  }
+  return Graph(shared_from_this(), be.end_capture(), nullptr);
+}
+
+Graph::Graph(ContextPtr ctx, std::unique_ptr<CapturedWork> work, std::function<void()> eager)
+    : ctx_(std::move(ctx)), work_(std::move(work)), eager_(std::move(eager)) {}
+
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+Graph::~Graph() = default;
+
+void Graph::replay() {
+  if (!ctx_) throw ContextError("Graph::replay: the graph is empty (default-made or moved from)");
+  if (work_) {
+    work_->replay();
+    return;
+  }
+  // Same rule as captured work, so that the ablation behaves alike.
+  if (ctx_->backend().capturing())
+    throw BackendError(
+        "replay of captured work is not allowed while capturing (capture the whole sequence "
+        "instead)");
+  eager_();
+}
+
+void Graph::set_input(Ciphertext& input, const Ciphertext& value) const {
+  if (!ctx_)
+    throw ContextError("Graph::set_input: the graph is empty (default-made or moved from)");
+  if (input.empty()) throw ContextError("Graph::set_input: input is empty");
+  if (value.empty()) throw ContextError("Graph::set_input: value is empty");
+  if (input.context_id() != ctx_->id() || value.context_id() != ctx_->id())
+    throw ContextError("Graph::set_input: input and value must belong to the graph's Context");
+  if (input.level() != value.level() || input.size() != value.size())
+    throw LevelError("Graph::set_input: value (level " + std::to_string(value.level()) + ", " +
+                     std::to_string(value.size()) + " polys) differs from input (level " +
+                     std::to_string(input.level()) + ", " + std::to_string(input.size()) +
+                     " polys)");
+  if (input.scale() != value.scale())
+    throw ScaleError(
+        "Graph::set_input: value's scale differs from input's (the captured ops "
+        "were fixed for input's scale)");
+  Backend& be = ctx_->backend();
+  if (be.capturing()) throw BackendError("Graph::set_input is not allowed while capturing");
+  for (u32 i = 0; i < input.size(); ++i)
+    be.copy(value.poly(i).cref(), input.poly(i).ref());
+  input.set_slots(value.slots());
+  if (value.seed())
+    input.set_seed(*value.seed());
+  else
+    input.drop_seed();
+}
+
+std::size_t Graph::kernel_count() const {
+  return work_ ? work_->kernel_count() : 0;
+}
+
+std::size_t Graph::node_count() const {
+  return work_ ? work_->node_count() : 0;
+}
+
+}  // namespace theo

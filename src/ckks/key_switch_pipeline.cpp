@@ -1,0 +1,165 @@
+// Complementary pipelining (Theodosian §IV-B): KeyMult is split so that its (2, alpha) P part comes
+// first; ModDown's INTT -> BConv -> NTT of that P part (L2-bound) then runs on a second stream
+// while the (2, L) Q part of KeyMult (DRAM-bound: it streams the keys) runs on the first, and the
+// subtraction that needs both waits at the join. Backend::fork / end_fork / join carry the
+// dependencies, which a CUDA Graph capture keeps as edges; on the CPU everything runs in order.
+//
+// The pieces are the same backend ops as key_mult_into and mod_down (with or without fusion),
+// split by limb range, so the words are the same with pipelining on or off. The lift goes straight
+// into the outputs: no temporary is made or freed between the fork and the join.
+
+#include <string>
+
+#include "ckks/fusion.h"
+#include "theo/ckks/key_switcher.h"
+#include "theo/errors.h"
+#include "theo/ring/traffic.h"
+
+namespace theo {
+
+namespace {
+
+// An open fork of the backend, joined when the scope ends however it ends: temporaries made
+// before it are freed after it (the stream-ordered pool frees on the first stream only), and an
+// exception on the branch does not leave the backend forked.
+class ForkScope {
+ public:
+  explicit ForkScope(Backend& be) : be_(be) { be_.fork(); }
+  ForkScope(const ForkScope&) = delete;
+  ForkScope& operator=(const ForkScope&) = delete;
+  ~ForkScope() {
+    if (joined_) return;
+    try {
+      be_.join();
+    } catch (...) {  // already unwinding from the branch's error; that one is reported
+    }
+  }
+  void join() {
+    joined_ = true;
+    be_.join();
+  }
+
+ private:
+  Backend& be_;
+  bool joined_ = false;
+};
+
+}  // namespace
+
+void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                                bool p_part) const {
+  const TrafficScope scope("KeyMult");
+  const LevelData& lv = ctx_->level(level);
+  if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
+    throw ContextError("KeySwitcher::key_mult: the switching key is empty or not of this Context");
+  }
+  if (digits.size() != lv.digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult: digit count does not match level " +
+                         std::to_string(level));
+  }
+  // The part's limbs in the digits / outputs (over Q_l u P) and in the Q_max u P key.
+  const u32 start = p_part ? lv.limbs : 0;
+  const u32 count = p_part ? ctx_->alpha() : lv.limbs;
+  const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+  std::vector<ConstPolyRef> d, kb, ka;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    const u32 chunk = lv.digits[k].chunk;
+    d.push_back(digits[k].slice(start, count));
+    kb.push_back(key.b(chunk).slice(key_start, count));
+    ka.push_back(key.a(chunk).slice(key_start, count));
+  }
+  ctx_->backend().key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
+}
+
+void KeySwitcher::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                                u32 level) const {
+  const TrafficScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down_lift: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<PolyRef> p_parts;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!(in[i].basis == lv.pq_basis)) {
+      throw ParameterError("KeySwitcher::mod_down_lift: input is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+    if (!(out[i].basis == lv.q_basis)) {
+      throw ParameterError("KeySwitcher::mod_down_lift: output is not over Q_l of level " +
+                           std::to_string(level));
+    }
+    p_parts.push_back(in[i].slice(lv.limbs, ctx_->alpha()));
+  }
+  be.intt(p_parts, lv.mod_down_intt_consts);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    be.bconv_matmul(*lv.mod_down, p_parts[i], out[i]);
+  if (!detail::fusion_enabled(*ctx_)) be.ntt(out);
+}
+
+void KeySwitcher::mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                                  u32 level) const {
+  const TrafficScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down_finish: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<ConstPolyRef> u_q;
+  for (const PolyRef& x : in)
+    u_q.push_back(x.slice(0, lv.limbs));
+  if (detail::fusion_enabled(*ctx_)) {
+    be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
+    return;
+  }
+  for (std::size_t i = 0; i < in.size(); ++i)
+    be.sub_mul_scalar(u_q[i], out[i], lv.p_inv, out[i]);
+}
+
+void KeySwitcher::key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> digits,
+                                    std::span<const SwitchingKey* const> keys, u32 level,
+                                    std::span<const PolyRef> out0,
+                                    std::span<const PolyRef> out1) const {
+  const std::size_t n = digits.size();
+  if (keys.size() != n || out0.size() != n || out1.size() != n) {
+    throw ParameterError(
+        "KeySwitcher::key_mult_mod_down: one key and one output pair per key switch are needed");
+  }
+  for (const SwitchingKey* k : keys)
+    if (k == nullptr) throw ParameterError("KeySwitcher::key_mult_mod_down: a key is null");
+  if (n == 0) return;
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  // The extended pairs in (c0, c1) order per switch, and the outputs in the same order. Both are
+  // made before the fork and outlive the join.
+  std::vector<RnsPoly> ext;
+  std::vector<PolyRef> ext_refs, out_refs;
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    ext.push_back(be.make_poly(lv.pq_basis));
+    ext_refs.push_back(ext.back().ref());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out_refs.push_back(out0[i]);
+    out_refs.push_back(out1[i]);
+  }
+  if (!ctx_->options().optimizations.pipelining) {
+    for (std::size_t i = 0; i < n; ++i)
+      key_mult_into(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1]);
+    mod_down_scheduled(ext_refs, out_refs, level);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], true);
+  {
+    ForkScope fork(be);
+    mod_down_lift(ext_refs, out_refs, level);  // branch: the P limbs of ext, and the outputs
+    be.end_fork();
+    for (std::size_t i = 0; i < n; ++i)  // main: the Q_l limbs of ext
+      key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], false);
+    fork.join();
+  }
+  mod_down_finish(ext_refs, out_refs, level);
+}
+
+}  // namespace theo

@@ -1,0 +1,203 @@
+// Key-switching fusion (Optimizations::fusion, src/ckks/fusion.h) is bit-exact: every mechanism
+// that uses the fused transforms (ModUp, ModDown, rescale, ModDown + rescale, extend, ModRaise)
+// gives the same words on a Context with fusion and on one without, same seeds.
+
+#include <map>
+#include <string>
+
+#include "ckks/ckks_test_util.h"
+#include "theo/circuits/circuits.h"
+#include "theo/ring/traffic.h"
+
+namespace theo::test {
+namespace {
+
+using Hashes = std::map<std::string, u64>;
+
+ContextPtr context_with(const ParameterSet& p, bool fusion) {
+  ContextOptions o;
+  o.backend = BackendChoice::kCpu;
+  o.allow_insecure = true;
+  o.optimizations.fusion = fusion;
+  return Context::create(p, o);
+}
+
+std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
+  std::vector<Cplx> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = std::polar(0.8, phase + 0.41 * static_cast<double>(i));
+  return v;
+}
+
+u64 hash_polys(const Context& ctx, const std::vector<RnsPoly>& polys) {
+  u64 h = 1469598103934665603ull;
+  for (const RnsPoly& p : polys)
+    h = hash_poly(ctx, p, h);
+  return h;
+}
+
+Hashes run_mechanisms(const ParameterSet& params, bool fusion) {
+  const ContextPtr ctx = context_with(params, fusion);
+  KeyGenerator kg(ctx, seed_of(42));
+  const SecretKey sk = kg.create_secret_key();
+  const RelinKey rlk = kg.create_relin_key(sk);
+  const GaloisKeys gk = kg.create_galois_keys(sk, {1, -2, 5}, true);
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, sk, seed_of(43));
+  Evaluator ev(ctx);
+  const u32 top = ctx->default_encryption_level();
+  const Ciphertext a = encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.1), top));
+  const Ciphertext b = encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.7), top));
+  Hashes h;
+  h["multiply relin"] = hash_ct(*ctx, ev.multiply(a, b, rlk));
+  const Ciphertext ab = ev.multiply_relin_rescale(a, b, rlk);
+  h["multiply_relin_rescale"] = hash_ct(*ctx, ab);
+  // ModDown + rescale at every level below (its leaving limbs in one piece or two, by level).
+  if (ab.level() > 0) {
+    for (Ciphertext sq = ev.multiply_relin_rescale(ab, ab, rlk);;
+         sq = ev.multiply_relin_rescale(sq, sq, rlk)) {
+      h["square to " + std::to_string(sq.level())] = hash_ct(*ctx, sq);
+      if (sq.level() == 0) break;
+    }
+  }
+  // Rescale from every level (the leaving limbs come in one piece or two, by level).
+  Ciphertext x = ev.multiply_const(a, 2.0);
+  for (u32 l = top; l > 0; --l) {
+    x = ev.rescale(x);
+    h["rescale to " + std::to_string(l - 1)] = hash_ct(*ctx, x);
+  }
+  h["level_down to 0"] = hash_ct(*ctx, ev.level_down(ab, 0));
+  h["rotate"] = hash_ct(*ctx, ev.rotate(a, 1, gk));
+  h["conjugate"] = hash_ct(*ctx, ev.conjugate(ab, gk));
+  const auto hoisted = ev.rotate_hoisted(ab, {1, -2, 5}, gk);
+  for (std::size_t i = 0; i < hoisted.size(); ++i)
+    h["rotate_hoisted " + std::to_string(i)] = hash_ct(*ctx, hoisted[i]);
+
+  // Double hoisting: extend, hoisted rotations in Q_l u P, ModDown and ModDown + rescale.
+  const Plaintext p0 = enc.encode(fixed_slots(ctx->max_slots(), 0.3), top);
+  const Plaintext p1 = enc.encode(fixed_slots(ctx->max_slots(), 0.9), top);
+  const Plaintext* pts[] = {&p0, &p1};
+  const auto ext_pts = ev.extend(pts);
+  h["extend"] = hash_poly(*ctx, ext_pts[0].poly, hash_poly(*ctx, ext_pts[1].poly));
+  const int rots[] = {1, -2};
+  auto ext = ev.rotate_hoisted_extended(a, rots, gk);
+  const ExtendedCiphertext* cts[] = {&ext[0], &ext[1]};
+  const ExtendedPlaintext* eps[] = {&ext_pts[0], &ext_pts[1]};
+  ExtendedCiphertext sum = ev.multiply_plain_sum(cts, eps);
+  ExtendedCiphertext sum2 = ev.multiply_plain_sum(cts, eps);
+  h["mod_down"] = hash_ct(*ctx, ev.mod_down(std::move(sum)));
+  h["mod_down_rescale"] = hash_ct(*ctx, ev.mod_down_rescale(std::move(sum2)));
+
+  // The KeySwitcher stages directly: a ModUp of two inputs, and a ModDown whose outputs are the
+  // Q_l limbs of its inputs (the aliasing case keeps the unfused tail).
+  const KeySwitcher& ks = ev.key_switcher();
+  const ConstPolyRef inputs[] = {a.poly(1).cref(), b.poly(1).cref()};
+  const std::vector<ModUpDigits> ups = ks.mod_up(inputs, top);
+  h["mod_up 0"] = hash_polys(*ctx, ups[0].digits);
+  h["mod_up 1"] = hash_polys(*ctx, ups[1].digits);
+  ExtendedPair pair = ks.key_mult(ups[1], rlk.key());
+  const u32 limbs = ctx->level(top).limbs;
+  const PolyRef in[] = {pair.c0.ref(), pair.c1.ref()};
+  const PolyRef out[] = {pair.c0.slice(0, limbs), pair.c1.slice(0, limbs)};
+  ks.mod_down(in, out, top);
+  h["mod_down in place"] = hash_poly(*ctx, pair.c0, hash_poly(*ctx, pair.c1));
+  return h;
+}
+
+void expect_same(const Hashes& fused, const Hashes& plain) {
+  ASSERT_EQ(fused.size(), plain.size());
+  for (const auto& [what, hash] : plain)
+    EXPECT_EQ(fused.at(what), hash) << what << ": fusion changed the words";
+}
+
+TEST(CkksFusion, MechanismsBitExactN12) {
+  const ParameterSet p = generated_params(12, 6);
+  expect_same(run_mechanisms(p, true), run_mechanisms(p, false));
+}
+
+TEST(CkksFusion, MechanismsBitExactBootPreset) {
+  const ParameterSet p = load_preset("test_boot_n12");
+  expect_same(run_mechanisms(p, true), run_mechanisms(p, false));
+}
+
+// The switch reaches the mechanisms: fused, a key switch and a rescale issue no copy and no
+// sub_mul_scalar (ntt_sub_mul_scalar instead), in fewer calls and fewer modelled bytes.
+TEST(CkksFusion, SwitchChangesTheOpSequence) {
+  std::map<bool, std::map<std::string, TrafficTotals>> ops;
+  std::map<bool, TrafficTotals> total;
+  for (const bool fusion : {true, false}) {
+    auto rec = std::make_shared<TrafficRecorder>();
+    ContextOptions o;
+    o.backend = BackendChoice::kCpu;
+    o.allow_insecure = true;
+    o.optimizations.fusion = fusion;
+    o.traffic = rec;
+    const ContextPtr ctx = Context::create(generated_params(12, 4), o);
+    KeyGenerator kg(ctx, seed_of(3));
+    const SecretKey sk = kg.create_secret_key();
+    const RelinKey rlk = kg.create_relin_key(sk);
+    Encoder enc(ctx);
+    Encryptor encryptor(ctx, sk, seed_of(4));
+    Evaluator ev(ctx);
+    const Ciphertext a = encryptor.encrypt(enc.encode(fixed_slots(8, 0.5), 4));
+    rec->clear();
+    {
+      const TrafficScope scope("ops");
+      const Ciphertext m = ev.multiply(a, a, rlk);
+      const Ciphertext r = ev.rescale(m);
+    }
+    ops[fusion] = rec->by_op("ops");
+    total[fusion] = rec->total_in("ops");
+  }
+  EXPECT_EQ(ops[true].count("copy"), 0u);
+  EXPECT_EQ(ops[true].count("sub_mul_scalar"), 0u);
+  EXPECT_GE(ops[true]["ntt_sub_mul_scalar"].calls, 2u);  // ModDown and the rescale
+  EXPECT_GT(ops[false]["copy"].calls, 0u);
+  EXPECT_GT(ops[false]["sub_mul_scalar"].calls, 0u);
+  EXPECT_EQ(ops[false].count("ntt_sub_mul_scalar"), 0u);
+  EXPECT_LT(total[true].calls, total[false].calls);
+  EXPECT_LT(total[true].bytes(), total[false].bytes());
+  std::printf("multiply + rescale, N = 2^12, 4 levels: %llu -> %llu calls, %.2f -> %.2f MB\n",
+              static_cast<unsigned long long>(total[false].calls),
+              static_cast<unsigned long long>(total[true].calls), total[false].bytes() / 1e6,
+              total[true].bytes() / 1e6);
+}
+
+// The leaving limbs of ModDown + rescale come in one piece or two (then gathered by the fused
+// INTT): the squarings of run_mechanisms (levels top - 1 .. 1) meet both.
+TEST(CkksFusion, ModDownRescaleShapesCovered) {
+  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), true);
+  bool one = false, two = false;
+  for (u32 l = 1; l < ctx->default_encryption_level(); ++l) {
+    one = one || ctx->level(l).mod_down_rescale.leaving.size() == 1;
+    two = two || ctx->level(l).mod_down_rescale.leaving.size() == 2;
+  }
+  EXPECT_TRUE(one);
+  EXPECT_TRUE(two);
+}
+
+// ModRaise (Bootstrapper::mod_raise) and a whole bootstrapping, fused and not.
+Hashes run_bootstrap(bool fusion) {
+  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), fusion);
+  KeyGenerator kg(ctx, seed_of(7));
+  const SecretKey sk = kg.create_secret_key();
+  BootstrapConfig cfg;
+  cfg.slots = 16;
+  cfg.min_keys = true;
+  const Bootstrapper boot(ctx, cfg);
+  const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, sk, seed_of(8));
+  const Ciphertext ct = encryptor.encrypt(enc.encode(fixed_slots(16, 0.2), 0));
+  Hashes h;
+  h["mod_raise"] = hash_ct(*ctx, boot.mod_raise(ct, keys));
+  h["bootstrap"] = hash_ct(*ctx, boot.bootstrap(ct, keys));
+  return h;
+}
+
+TEST(CkksFusion, BootstrapBitExact) {
+  expect_same(run_bootstrap(true), run_bootstrap(false));
+}
+
+}  // namespace
+}  // namespace theo::test

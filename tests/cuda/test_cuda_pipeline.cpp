@@ -1,0 +1,255 @@
+// Multi-polynomial caching and complementary pipelining on the CUDA backend: the second stream's
+// fork / join protocol, the L2 query, and every key-switching mechanism (batched, hoisted,
+// pipelined; a whole bootstrapping) word for word against the CPU reference with the
+// optimizations off, eagerly and replayed from a CUDA Graph (where the fork becomes parallel
+// branches joined by edges).
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "circuits/circuits_test_util.h"
+#include "theo/ckks/evaluator_batch.h"
+#include "theo/ckks/graph.h"
+#include "theo/math/primes.h"
+
+namespace theo::test {
+namespace {
+
+using Hashes = std::map<std::string, u64>;
+
+ContextPtr context(BackendChoice backend, const ParameterSet& p, const Optimizations& opt) {
+  ContextOptions o;
+  o.backend = backend;
+  o.allow_insecure = true;
+  o.optimizations = opt;
+  return Context::create(p, o);
+}
+
+Optimizations all_with_cache(std::size_t cache) {
+  Optimizations o = Optimizations::all();
+  o.cache_bytes = cache;
+  return o;
+}
+
+std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
+  std::vector<Cplx> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = std::polar(0.8, phase + 0.37 * static_cast<double>(i));
+  return v;
+}
+
+struct Fixture {
+  Fixture(BackendChoice backend, const Optimizations& opt)
+      : ctx(context(backend, generated_params(12, 5), opt)),
+        kg(ctx, seed_of(42)),
+        sk(kg.create_secret_key()),
+        rlk(kg.create_relin_key(sk)),
+        gk(kg.create_galois_keys(sk, {1, -2, 5, 3}, true)),
+        enc(ctx),
+        encryptor(ctx, sk, seed_of(43)),
+        ev(ctx) {
+    top = ctx->default_encryption_level();
+    for (int i = 0; i < 3; ++i) {
+      a.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.1 * i), top)));
+      b.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.5 + i), top)));
+    }
+    low = encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.9), top - 1));
+  }
+  ContextPtr ctx;
+  KeyGenerator kg;
+  SecretKey sk;
+  RelinKey rlk;
+  GaloisKeys gk;
+  Encoder enc;
+  Encryptor encryptor;
+  Evaluator ev;
+  u32 top = 0;
+  std::vector<Ciphertext> a, b;
+  Ciphertext low;
+};
+
+// The scheduled mechanisms, their outputs kept (so that a capture can be replayed and read).
+struct Outputs {
+  std::vector<Ciphertext> cts;
+  std::vector<ExtendedCiphertext> ext;
+};
+
+void run_mechanisms(const Fixture& f, Outputs& o) {
+  const Evaluator& ev = f.ev;
+  o.cts.push_back(ev.rotate(f.a[0], 1, f.gk));
+  o.cts.push_back(ev.conjugate(f.a[1], f.gk));
+  for (Ciphertext& c : ev.rotate_hoisted(f.a[0], {1, 0, -2, 5, 3}, f.gk))
+    o.cts.push_back(std::move(c));
+  const int rots[] = {1, -2, 0};
+  for (ExtendedCiphertext& e : ev.rotate_hoisted_extended(f.a[1], rots, f.gk))
+    o.ext.push_back(std::move(e));
+  const Ciphertext* xs[] = {&f.a[0], &f.a[1], &f.low, &f.a[2]};
+  const Ciphertext* ys[] = {&f.b[0], &f.b[1], &f.b[2], &f.b[2]};
+  for (Ciphertext& c : multiply_batch(ev, xs, ys, f.rlk))
+    o.cts.push_back(std::move(c));
+  for (Ciphertext& c : multiply_relin_rescale_batch(ev, xs, ys, f.rlk))
+    o.cts.push_back(std::move(c));
+  const int shifts[] = {1, 5, -2, 0};
+  for (Ciphertext& c : rotate_batch(ev, xs, shifts, f.gk))
+    o.cts.push_back(std::move(c));
+  auto giants = ev.rotate_hoisted_extended(f.a[2], rots, f.gk);
+  const int giant_shifts[] = {3, 0, -2};
+  for (ExtendedCiphertext& e : mod_down_rotate_extended_batch(ev, giants, giant_shifts, f.gk))
+    o.ext.push_back(std::move(e));
+}
+
+Hashes hash_outputs(const Context& ctx, const Outputs& o) {
+  Hashes h;
+  for (std::size_t i = 0; i < o.cts.size(); ++i)
+    h["ct " + std::to_string(i)] = hash_ct(ctx, o.cts[i]);
+  for (std::size_t i = 0; i < o.ext.size(); ++i)
+    h["ext " + std::to_string(i)] = hash_poly(ctx, o.ext[i].c0, hash_poly(ctx, o.ext[i].c1));
+  return h;
+}
+
+void expect_same(const Hashes& got, const Hashes& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [k, v] : want)
+    EXPECT_EQ(got.at(k), v) << k << ": " << what << " differs from the CPU without optimizations";
+}
+
+const Hashes& cpu_reference() {
+  static const Hashes h = [] {
+    Fixture f(BackendChoice::kCpu, Optimizations::none());
+    Outputs o;
+    run_mechanisms(f, o);
+    return hash_outputs(*f.ctx, o);
+  }();
+  return h;
+}
+
+TEST(CudaPipeline, ReportsTheL2AndPlansBatches) {
+  Fixture f(BackendChoice::kCuda, Optimizations::all());
+  ASSERT_EQ(f.ctx->backend().kind(), BackendKind::kCuda);
+  const std::size_t l2 = f.ctx->backend().l2_bytes();
+  std::printf("[pipeline] device L2: %.1f MB\n", static_cast<double>(l2) / 1e6);
+  EXPECT_GT(l2, std::size_t{1} << 20);
+  const KeySwitcher& ks = f.ev.key_switcher();
+  EXPECT_EQ(ks.cache_bytes(), l2);
+  const std::size_t per = ks.footprint(f.top).per_switch();
+  EXPECT_EQ(ks.batch_size(1000, per), std::min<std::size_t>(1000, l2 / per));
+}
+
+TEST(CudaPipeline, EagerMatchesCpuUnderEveryOptimization) {
+  const Hashes& want = cpu_reference();
+  const std::map<std::string, Optimizations> configs = {
+      {"none", Optimizations::none()},
+      {"all", Optimizations::all()},
+      {"all, batches of 1", all_with_cache(1)},
+      {"all, cache of 1 MB", all_with_cache(1u << 20)},
+  };
+  for (const auto& [name, opt] : configs) {
+    Fixture f(BackendChoice::kCuda, opt);
+    Outputs o;
+    run_mechanisms(f, o);
+    expect_same(hash_outputs(*f.ctx, o), want, "eager CUDA (" + name + ")");
+  }
+}
+
+TEST(CudaPipeline, GraphReplayMatchesCpu) {
+  const Hashes& want = cpu_reference();
+  for (const Optimizations& opt : {Optimizations::all(), all_with_cache(1u << 20)}) {
+    Fixture f(BackendChoice::kCuda, opt);
+    Outputs o;
+    Graph g = f.ctx->capture([&] { run_mechanisms(f, o); });
+    ASSERT_TRUE(g.captured());
+    std::printf("[pipeline] mechanisms captured: %zu kernels, %zu nodes\n", g.kernel_count(),
+                g.node_count());
+    for (int rep = 0; rep < 2; ++rep) {
+      g.replay();
+      expect_same(hash_outputs(*f.ctx, o), want, "CUDA graph replay " + std::to_string(rep));
+    }
+  }
+}
+
+// A branch and the main stream run concurrently on disjoint polys; the join orders what follows.
+TEST(CudaPipeline, ForkRunsBranchesAndChecksTheProtocol) {
+  RingParams ring;
+  ring.log_n = 12;
+  ring.primes = find_ntt_primes(12, 30, 4);
+  const auto cpu = make_cpu_backend(ring, 1);
+  const auto gpu = make_cuda_backend(ring);
+  EXPECT_EQ(cpu->l2_bytes(), 0u);
+  EXPECT_GT(gpu->l2_bytes(), 0u);
+  const Basis basis = Basis::range(0, 4);
+  std::vector<u32> x(std::size_t{4} << 12), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u64 q = ring.primes[i >> 12];
+    x[i] = static_cast<u32>((i * 7919 + 13) % q);
+    y[i] = static_cast<u32>((i * 104729 + 5) % q);
+  }
+  const auto run = [&](Backend& be) {
+    RnsPoly a = be.make_poly(basis), b = be.make_poly(basis), c = be.make_poly(basis);
+    be.upload(x.data(), a.ref());
+    be.upload(y.data(), b.ref());
+    for (int rep = 0; rep < 3; ++rep) {
+      be.fork();
+      const PolyRef pa[] = {a.ref()};
+      be.ntt(pa);  // branch
+      be.end_fork();
+      const PolyRef pb[] = {b.ref()};
+      be.intt(pb);  // main, concurrently
+      be.join();
+      be.mul(a.cref(), b.cref(), c.ref());  // after both
+      be.copy(c.cref(), a.ref());
+    }
+    std::vector<u32> out(x.size());
+    be.download(c.cref(), out.data());
+    return out;
+  };
+  EXPECT_EQ(run(*gpu), run(*cpu));
+
+  RnsPoly p = gpu->make_poly(basis);
+  EXPECT_THROW(gpu->join(), BackendError);
+  EXPECT_THROW(gpu->end_fork(), BackendError);
+  gpu->fork();
+  EXPECT_THROW(gpu->fork(), BackendError);
+  EXPECT_THROW(gpu->upload(x.data(), p.ref()), BackendError);
+  EXPECT_THROW(gpu->begin_capture(), BackendError);
+  gpu->synchronize();  // waits for both streams
+  gpu->join();
+  gpu->download(p.cref(), y.data());  // usable again
+}
+
+// A whole bootstrapping (double-hoisted, giant steps batched, pipelined ModDowns) with everything
+// on, eager and from a graph, against the CPU with everything off.
+TEST(CudaPipeline, BootstrapMatchesCpuWithEverythingOn) {
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  const auto z = fixed_slots(cfg.slots, 0.3);
+  const auto run = [&](BackendChoice backend, const Optimizations& opt, bool graph) {
+    const ContextPtr ctx = context(backend, boot_test_params(), opt);
+    KeyGenerator keygen(ctx, seed_of(5));
+    const SecretKey sk = keygen.create_secret_key();
+    Encoder encoder(ctx);
+    Encryptor enc(ctx, sk, seed_of(9));
+    const Bootstrapper boot(ctx, cfg);
+    const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
+    const Ciphertext ct = enc.encrypt(encoder.encode(z, 0));
+    if (!graph) return hash_ct(*ctx, boot.bootstrap(ct, keys));
+    Ciphertext out;
+    Graph g = ctx->capture([&] { out = boot.bootstrap(ct, keys); });
+    std::printf("[pipeline] bootstrap test_boot_n12 captured: %zu kernels, %zu nodes\n",
+                g.kernel_count(), g.node_count());
+    g.replay();
+    const u64 first = hash_ct(*ctx, out);
+    g.replay();
+    EXPECT_EQ(hash_ct(*ctx, out), first);
+    return first;
+  };
+  const u64 want = run(BackendChoice::kCpu, Optimizations::none(), false);
+  EXPECT_EQ(run(BackendChoice::kCuda, Optimizations::all(), false), want);
+  EXPECT_EQ(run(BackendChoice::kCuda, Optimizations::all(), true), want);
+  EXPECT_EQ(run(BackendChoice::kCuda, Optimizations::none(), false), want);
+}
+
+}  // namespace
+}  // namespace theo::test
