@@ -242,9 +242,6 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
   const KeySwitcher& ks = ev.key_switcher();
   Backend& be = ctx.backend();
   const std::size_t b = ks.batch_size(in.size(), ks.footprint(level).per_switch());
-  std::vector<RnsPoly> permuted;
-  for (std::size_t k = 0; k < lv.digits.size(); ++k)
-    permuted.push_back(be.make_poly(lv.pq_basis));
   for (std::size_t start = 0; start < in.size(); start += b) {
     const std::size_t count = std::min(b, in.size() - start);
     // Evaluator::mod_down of every input of the batch in one stage-3 pass.
@@ -286,11 +283,9 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
       } else {
         const ModUpDigits& up = ups[raised++];
         std::vector<ConstPolyRef> digits;
-        for (std::size_t k = 0; k < up.digits.size(); ++k) {
-          be.automorphism(up.digits[k].cref(), g, permuted[k].ref());
-          digits.push_back(permuted[k].cref());
-        }
-        ks.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref());
+        for (const RnsPoly& d : up.digits)
+          digits.push_back(d.cref());
+        ks.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g);
         const ConstPolyRef c0_in[] = {c0p[j].cref()};
         const u32 gs[] = {g};
         be.automorphism_sum(c0_in, gs, e.c0.slice(0, limbs), /*accumulate=*/true);

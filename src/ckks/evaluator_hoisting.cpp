@@ -89,11 +89,11 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
   for (const u32 g : elements)
     any_rotation = any_rotation || g != 1;
   ModUpDigits up;
-  std::vector<RnsPoly> permuted;
+  std::vector<ConstPolyRef> digits;
   if (any_rotation) {
     up = switcher_.mod_up_scheduled(a.poly(1).cref(), level);
-    for (std::size_t k = 0; k < up.digits.size(); ++k)
-      permuted.push_back(be.make_poly(lv.pq_basis));
+    for (const RnsPoly& d : up.digits)
+      digits.push_back(d.cref());
   }
   std::vector<ExtendedCiphertext> out;
   for (const u32 g : elements) {
@@ -109,12 +109,8 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
       be.fill_zero(e.c0.slice(limbs, ctx_->alpha()));
       be.fill_zero(e.c1.slice(limbs, ctx_->alpha()));
     } else {
-      std::vector<ConstPolyRef> digits;
-      for (std::size_t k = 0; k < up.digits.size(); ++k) {
-        be.automorphism(up.digits[k].cref(), g, permuted[k].ref());
-        digits.push_back(permuted[k].cref());
-      }
-      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref());
+      // phi_g commutes with ModUp, so the shared digits are read through phi_g by KeyMult.
+      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g);
       const ConstPolyRef c0_in[] = {c0p.cref()};
       const u32 ks[] = {g};
       be.automorphism_sum(c0_in, ks, e.c0.slice(0, limbs), /*accumulate=*/true);

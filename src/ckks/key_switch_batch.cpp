@@ -174,25 +174,17 @@ void KeySwitcher::switch_keys_hoisted(const ModUpDigits& up, std::span<const u32
     throw ParameterError("KeySwitcher::switch_keys_hoisted: digit count does not match level " +
                          std::to_string(up.level));
   }
-  // Each rotation of a batch has its own permuted digits; the unpermuted ones are read by all.
+  // Every rotation reads the shared digits through its permutation (key_mult_automorphed).
   const KeySwitchFootprint f = footprint(up.level);
-  const std::size_t b = batch_size(galois.size(), f.hoisted + f.mod_down, f.hoisted);
-  Backend& be = ctx_->backend();
-  std::vector<std::vector<RnsPoly>> permuted(b);
-  for (auto& set : permuted)
-    for (std::size_t k = 0; k < up.digits.size(); ++k)
-      set.push_back(be.make_poly(lv.pq_basis));
+  const std::size_t b = batch_size(galois.size(), f.mod_down, f.hoisted);
+  std::vector<ConstPolyRef> shared;
+  for (const RnsPoly& d : up.digits)
+    shared.push_back(d.cref());
   for (std::size_t start = 0; start < galois.size(); start += b) {
     const std::size_t count = std::min(b, galois.size() - start);
-    std::vector<std::vector<ConstPolyRef>> digits(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      for (std::size_t k = 0; k < up.digits.size(); ++k) {
-        be.automorphism(up.digits[k].cref(), galois[start + i], permuted[i][k].ref());
-        digits[i].push_back(permuted[i][k].cref());
-      }
-    }
+    const std::vector<std::vector<ConstPolyRef>> digits(count, shared);
     key_mult_mod_down(digits, keys.subspan(start, count), up.level, out0.subspan(start, count),
-                      out1.subspan(start, count));
+                      out1.subspan(start, count), galois.subspan(start, count));
   }
 }
 

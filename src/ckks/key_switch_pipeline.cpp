@@ -47,8 +47,8 @@ class ForkScope {
 }  // namespace
 
 void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
-                                const SwitchingKey& key, PolyRef out0, PolyRef out1,
-                                bool p_part) const {
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part,
+                                u32 galois) const {
   const TrafficScope scope("KeyMult");
   const LevelData& lv = ctx_->level(level);
   if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
@@ -69,7 +69,12 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
     kb.push_back(key.b(chunk).slice(key_start, count));
     ka.push_back(key.a(chunk).slice(key_start, count));
   }
-  ctx_->backend().key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
+  if (galois > 1) {
+    ctx_->backend().key_mult_automorphed(d, galois, kb, ka, out0.slice(start, count),
+                                         out1.slice(start, count));
+  } else {
+    ctx_->backend().key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
+  }
 }
 
 void KeySwitcher::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
@@ -119,9 +124,13 @@ void KeySwitcher::mod_down_finish(std::span<const PolyRef> in, std::span<const P
 
 void KeySwitcher::key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> digits,
                                     std::span<const SwitchingKey* const> keys, u32 level,
-                                    std::span<const PolyRef> out0,
-                                    std::span<const PolyRef> out1) const {
+                                    std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                                    std::span<const u32> galois) const {
   const std::size_t n = digits.size();
+  if (!galois.empty() && galois.size() != n) {
+    throw ParameterError("KeySwitcher::key_mult_mod_down: one galois element per key switch");
+  }
+  auto g_of = [&](std::size_t i) { return galois.empty() ? u32{1} : galois[i]; };
   if (keys.size() != n || out0.size() != n || out1.size() != n) {
     throw ParameterError(
         "KeySwitcher::key_mult_mod_down: one key and one output pair per key switch are needed");
@@ -145,18 +154,19 @@ void KeySwitcher::key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> d
   }
   if (!ctx_->options().optimizations.pipelining) {
     for (std::size_t i = 0; i < n; ++i)
-      key_mult_into(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1]);
+      key_mult_into(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], g_of(i));
     mod_down_scheduled(ext_refs, out_refs, level);
     return;
   }
   for (std::size_t i = 0; i < n; ++i)
-    key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], true);
+    key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], true, g_of(i));
   {
     ForkScope fork(be);
     mod_down_lift(ext_refs, out_refs, level);  // branch: the P limbs of ext, and the outputs
     be.end_fork();
     for (std::size_t i = 0; i < n; ++i)  // main: the Q_l limbs of ext
-      key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], false);
+      key_mult_part(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], false,
+                    g_of(i));
     fork.join();
   }
   mod_down_finish(ext_refs, out_refs, level);

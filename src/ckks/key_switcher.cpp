@@ -104,7 +104,8 @@ ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
 }
 
 void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
-                                const SwitchingKey& key, PolyRef out0, PolyRef out1) const {
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                                u32 galois) const {
   const TrafficScope scope("KeyMult");
   const LevelData& lv = ctx_->level(level);
   if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
@@ -128,8 +129,14 @@ void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
     ka_p.push_back(key.a(chunk).slice(p_start, alpha));
   }
   Backend& be = ctx_->backend();
-  be.key_mult(d_q, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
-  be.key_mult(d_p, kb_p, ka_p, out0.slice(limbs, alpha), out1.slice(limbs, alpha));
+  if (galois > 1) {
+    be.key_mult_automorphed(d_q, galois, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
+    be.key_mult_automorphed(d_p, galois, kb_p, ka_p, out0.slice(limbs, alpha),
+                            out1.slice(limbs, alpha));
+  } else {
+    be.key_mult(d_q, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
+    be.key_mult(d_p, kb_p, ka_p, out0.slice(limbs, alpha), out1.slice(limbs, alpha));
+  }
 }
 
 std::vector<ExtendedPair> KeySwitcher::key_mult(std::span<const ModUpDigits> modup,

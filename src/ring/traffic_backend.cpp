@@ -218,6 +218,14 @@ class RecordingBackend final : public Backend {
         "key_mult", [&] { return traffic_model::key_mult(digits, out0); },
         [&] { inner_->key_mult(digits, kb, ka, out0, out1); });
   }
+  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                            PolyRef out0, PolyRef out1) override {
+    // Same words moved as key_mult: the digits are gathered through the permutation.
+    run(
+        "key_mult_automorphed", [&] { return traffic_model::key_mult(digits, out0); },
+        [&] { inner_->key_mult_automorphed(digits, g, kb, ka, out0, out1); });
+  }
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
     run(
         "mul_monomial", [&] { return traffic_model::elementwise(out, 1, 1); },

@@ -109,5 +109,33 @@ TEST_F(AutomorphismTest, MonomialMatchesCoefficientDomain) {
   EXPECT_EQ(words(*be, a), words(*be, want));
 }
 
+TEST_F(AutomorphismTest, KeyMultAutomorphedEqualsKeyMultOfAutomorphedDigits) {
+  auto be = make_cpu_backend(mixed_ring(10, 5));
+  const Basis basis = Basis::range(0, 5);
+  const u32 g = galois_element_for_rotation(7, 10);
+  std::vector<RnsPoly> d, kb, ka, moved;
+  std::vector<ConstPolyRef> dr, br, ar, mr;
+  for (int k = 0; k < 3; ++k) {
+    d.push_back(from_words(*be, basis, random_words(*be, basis)));
+    kb.push_back(from_words(*be, basis, random_words(*be, basis)));
+    ka.push_back(from_words(*be, basis, random_words(*be, basis)));
+    moved.push_back(be->make_poly(basis));
+    be->automorphism(d.back().cref(), g, moved.back().ref());
+  }
+  for (int k = 0; k < 3; ++k) {
+    dr.push_back(d[k].cref());
+    br.push_back(kb[k].cref());
+    ar.push_back(ka[k].cref());
+    mr.push_back(moved[k].cref());
+  }
+  RnsPoly want0 = be->make_poly(basis), want1 = be->make_poly(basis);
+  RnsPoly got0 = be->make_poly(basis), got1 = be->make_poly(basis);
+  be->key_mult(mr, br, ar, want0.ref(), want1.ref());
+  be->key_mult_automorphed(dr, g, br, ar, got0.ref(), got1.ref());
+  EXPECT_EQ(words(*be, got0), words(*be, want0));
+  EXPECT_EQ(words(*be, got1), words(*be, want1));
+  EXPECT_THROW(be->key_mult_automorphed(dr, 4, br, ar, got0.ref(), got1.ref()), ParameterError);
+}
+
 }  // namespace
 }  // namespace theo::test

@@ -42,7 +42,8 @@ struct ExtendedPair {
 //   mod_down = (2 alpha + 4 L) 4 N          the P parts (INTT, then BConv in), their lifts to Q_l
 //                                             (BConv out, NTT, subtraction) and the KeyMult's Q
 //                                             parts (read by the subtraction)
-//   hoisted  = beta (L + alpha) 4 N         one rotation's permuted digits (hoisted rotations)
+//   hoisted  = beta (L + alpha) 4 N         the shared ModUp digits of hoisted rotations (each
+//                                             rotation reads them through its permutation)
 // Keys are streamed from DRAM once and not counted.
 struct KeySwitchFootprint {
   std::size_t mod_up = 0;
@@ -63,9 +64,10 @@ class KeySwitcher {
   std::vector<ExtendedPair> key_mult(std::span<const ModUpDigits> modup,
                                      std::span<const SwitchingKey* const> keys) const;
   ExtendedPair key_mult(const ModUpDigits& modup, const SwitchingKey& key) const;
-  // KeyMult into caller-provided outputs over Q_l u P (used with automorphed digits).
+  // KeyMult into caller-provided outputs over Q_l u P. galois > 1: of phi_galois(digits), read
+  // through the permutation (hoisted rotations share one ModUp and never copy permuted digits).
   void key_mult_into(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                     PolyRef out0, PolyRef out1) const;
+                     PolyRef out0, PolyRef out1, u32 galois = 1) const;
 
   // Stage 3. in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l). out may be a slice of in.
   void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
@@ -116,14 +118,18 @@ class KeySwitcher {
   // mod_down_scheduled over all. With pipelining: every switch's KeyMult P part, fork(), the
   // ModDown lift of those P parts on the branch, end_fork(), every Q part of KeyMult on the main
   // stream, join(), then the ModDown tails.
+  // galois (empty, or one per switch): read switch i's digits through phi_galois[i]
+  // (Backend::key_mult_automorphed), so hoisted rotations need no permuted copies.
   void key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> digits,
                          std::span<const SwitchingKey* const> keys, u32 level,
-                         std::span<const PolyRef> out0, std::span<const PolyRef> out1) const;
+                         std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                         std::span<const u32> galois = {}) const;
 
   // The pieces the pipeline splits KeyMult and ModDown into (key_switch_pipeline.cpp).
-  // KeyMult restricted to the Q_l limbs (p_part false) or the P limbs (true) of out0 / out1.
+  // KeyMult restricted to the Q_l limbs (p_part false) or the P limbs (true) of out0 / out1
+  // (galois > 1: of phi_galois(digits), as key_mult_into).
   void key_mult_part(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                     PolyRef out0, PolyRef out1, bool p_part) const;
+                     PolyRef out0, PolyRef out1, bool p_part, u32 galois = 1) const;
   // ModDown's lift: in[i]'s P limbs (clobbered) -> INTT -> BConv P -> Q_l into out[i] (over Q_l,
   // overlapping no input), then the NTT of out[i] unless fusion puts it into mod_down_finish.
   void mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;

@@ -194,6 +194,14 @@ class Backend {
   // All operands share one Basis; out0/out1 must not alias inputs.
   virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                         std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
+  // key_mult of automorphed digits without materializing them: out0 = sum_k phi_g(d_k) kb_k,
+  // out1 = sum_k phi_g(d_k) ka_k (phi_g as in automorphism(); g odd). Hoisted rotations read the
+  // shared ModUp digits through the permutation instead of writing and re-reading dnum permuted
+  // copies per rotation.
+  virtual void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                                    std::span<const ConstPolyRef> kb,
+                                    std::span<const ConstPolyRef> ka, PolyRef out0,
+                                    PolyRef out1) = 0;
   // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
   virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
 

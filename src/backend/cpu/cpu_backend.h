@@ -73,6 +73,9 @@ class CpuBackend final : public Backend {
               PolyRef d1, PolyRef d2) override;
   void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
                       PolyRef out) override;
+  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                            PolyRef out0, PolyRef out1) override;
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;
@@ -95,6 +98,10 @@ class CpuBackend final : public Backend {
   const NttTable& ntt_table(PrimeId id);
   // src[i] of out[i] = in[src[i]] for phi_k on NTT-domain data.
   std::vector<u32> automorphism_map(u32 k) const;
+  // key_mult over all limbs, the digits read through `map` (null: identity).
+  void key_mult_rows(std::span<const ConstPolyRef> digits, const u32* map,
+                     std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                     PolyRef out0, PolyRef out1);
   // One NTT job per limb of every poly, so a batch of small polys still spreads over all threads
   // (cpu_ntt.cpp).
   struct LimbJob {

@@ -250,6 +250,29 @@ void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const 
         key_mult(d, b, a, out0, out1);
       }))
     return;
+  key_mult_rows(digits, nullptr, kb, ka, out0, out1);
+}
+
+void CpuBackend::key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                                      std::span<const ConstPolyRef> kb,
+                                      std::span<const ConstPolyRef> ka, PolyRef out0,
+                                      PolyRef out1) {
+  checks::key_mult_args("key_mult_automorphed", *this, digits, kb, ka, out0, out1);
+  if (g % 2 == 0) {
+    throw ParameterError("key_mult_automorphed: g = " + std::to_string(g) +
+                         " is even; a Galois element must be odd");
+  }
+  if (deferred([this, d = owned(digits), g, b = owned(kb), a = owned(ka), out0, out1] {
+        key_mult_automorphed(d, g, b, a, out0, out1);
+      }))
+    return;
+  const std::vector<u32> map = automorphism_map(g);
+  key_mult_rows(digits, map.data(), kb, ka, out0, out1);
+}
+
+void CpuBackend::key_mult_rows(std::span<const ConstPolyRef> digits, const u32* map,
+                               std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                               PolyRef out0, PolyRef out1) {
   const std::size_t dnum = digits.size();
   for_limbs(out0.limbs(), [&](u32 l) {
     const u32 n = out0.n;  // a local bound, so stores cannot alias it
@@ -265,9 +288,10 @@ void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const 
     }
     u32 *z0 = out0.limb(l), *z1 = out1.limb(l);
     for (u32 c = 0; c < n; ++c) {
+      const u32 src = map ? map[c] : c;  // the digits' word phi_g reads (identity: c)
       i64 s0 = 0, s1 = 0;
       for (std::size_t k = 0; k < dnum; ++k) {
-        const i64 d = dp[k][c];
+        const i64 d = dp[k][src];
         s0 += smr(d * bp[k][c], m);
         s1 += smr(d * ap[k][c], m);
       }

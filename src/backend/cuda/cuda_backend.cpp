@@ -403,6 +403,18 @@ class CudaBackend final : public Backend {
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
     checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
+    run_key_mult(digits, 0, kb, ka, out0, out1);
+  }
+  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                            PolyRef out0, PolyRef out1) override {
+    checks::key_mult_args("key_mult_automorphed", *this, digits, kb, ka, out0, out1);
+    check_galois("key_mult_automorphed", "g", g);
+    run_key_mult(digits, g, kb, ka, out0, out1);
+  }
+  void run_key_mult(std::span<const ConstPolyRef> digits, u32 galois,
+                    std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                    PolyRef out0, PolyRef out1) {
     if (digits.empty()) {
       fill_zero(out0);
       fill_zero(out1);
@@ -417,7 +429,7 @@ class CudaBackend final : public Backend {
         a.p[k] = ka[k0 + k].data;
       }
       launch_key_mult(d, b, a, terms, out0.data, out1.data, k0 > 0, n(), out0.basis, mods_.get(),
-                      stream());
+                      stream(), galois);
     }
   }
 

@@ -152,10 +152,11 @@ void launch_mul_scalar_sum(const ScalarSumArgs& args, u32 terms, u32* out, bool 
 // is nonzero, or gives up after 0.2 s and sets *timed_out.
 void launch_hold_stream(const u32* release, u32* timed_out, cudaStream_t s);
 
-// out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate).
+// out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate); galois != 0
+// reads every d_k through phi_galois (NTT-domain automorphism).
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s);
+                     const Modulus* mods, cudaStream_t s, u32 galois = 0);
 
 // out = a * X^k in the NTT domain; k reduced mod 2N by the caller.
 void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,

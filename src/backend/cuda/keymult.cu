@@ -12,22 +12,38 @@
 namespace theo::cuda {
 namespace {
 
+// galois != 0: the digits are read through phi_galois (key_mult_automorphed), word by word.
 template <int W>
 __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
                                 const __grid_constant__ ConstPtrs kb,
                                 const __grid_constant__ ConstPtrs ka, u32 terms, u32* out0,
                                 u32* out1, bool accumulate, u32 n,
-                                const __grid_constant__ Basis basis, const Modulus* mods) {
+                                const __grid_constant__ Basis basis, const Modulus* mods,
+                                u32 galois) {
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
   const u32 limb = blockIdx.y;
   const Modulus m = mods[basis.ids[limb]];
-  const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
+  const std::size_t base = static_cast<std::size_t>(limb) * n;
+  const std::size_t off = base + idx;
+  u32 src[W];
+  if (galois != 0) {
+    const u32 log_n = 31u - static_cast<u32>(__clz(n));
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      src[w] = automorphism_src_index(idx + w, galois, log_n);
+  }
   // Sums of 2^-32-scaled products; one Montgomery correction (x 2^64 mod q) at the end.
   u32 s0[W] = {}, s1[W] = {};
   for (u32 k = 0; k < terms; ++k) {
     u32 x[W], b[W], a[W];
-    load_words<W>(d.p[k] + off, x);
+    if (galois != 0) {
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        x[w] = d.p[k][base + src[w]];
+    } else {
+      load_words<W>(d.p[k] + off, x);
+    }
     load_words<W>(kb.p[k] + off, b);
     load_words<W>(ka.p[k] + off, a);
 #pragma unroll
@@ -76,7 +92,7 @@ bool aligned16(const void* p) {
 
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s) {
+                     const Modulus* mods, cudaStream_t s, u32 galois) {
   if (basis.size == 0) return;
   bool vec = n % 4 == 0 && aligned16(out0) && aligned16(out1);
   for (u32 k = 0; k < terms; ++k)
@@ -86,10 +102,10 @@ void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& k
   const dim3 grid((n / w + threads - 1) / threads, basis.size);
   if (vec)
     key_mult_kernel<4>
-        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods);
+        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods, galois);
   else
     key_mult_kernel<1>
-        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods);
+        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods, galois);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
