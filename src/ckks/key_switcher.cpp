@@ -106,37 +106,9 @@ ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
 void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
                                 const SwitchingKey& key, PolyRef out0, PolyRef out1,
                                 u32 galois) const {
-  const TrafficScope scope("KeyMult");
-  const LevelData& lv = ctx_->level(level);
-  if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
-    throw ContextError("KeySwitcher::key_mult: the switching key is empty or not of this Context");
-  }
-  if (digits.size() != lv.digits.size()) {
-    throw ParameterError("KeySwitcher::key_mult: digit count does not match level " +
-                         std::to_string(level));
-  }
-  const u32 limbs = lv.limbs;
-  const u32 alpha = ctx_->alpha();
-  const u32 p_start = ctx_->q_max_limbs();
-  std::vector<ConstPolyRef> d_q, kb_q, ka_q, d_p, kb_p, ka_p;
-  for (std::size_t k = 0; k < digits.size(); ++k) {
-    const u32 chunk = lv.digits[k].chunk;
-    d_q.push_back(digits[k].slice(0, limbs));
-    kb_q.push_back(key.b(chunk).slice(lv.first_id, limbs));
-    ka_q.push_back(key.a(chunk).slice(lv.first_id, limbs));
-    d_p.push_back(digits[k].slice(limbs, alpha));
-    kb_p.push_back(key.b(chunk).slice(p_start, alpha));
-    ka_p.push_back(key.a(chunk).slice(p_start, alpha));
-  }
-  Backend& be = ctx_->backend();
-  if (galois > 1) {
-    be.key_mult_automorphed(d_q, galois, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
-    be.key_mult_automorphed(d_p, galois, kb_p, ka_p, out0.slice(limbs, alpha),
-                            out1.slice(limbs, alpha));
-  } else {
-    be.key_mult(d_q, kb_q, ka_q, out0.slice(0, limbs), out1.slice(0, limbs));
-    be.key_mult(d_p, kb_p, ka_p, out0.slice(limbs, alpha), out1.slice(limbs, alpha));
-  }
+  // The Q_l limbs, then the P limbs: the same two passes the pipelined path splits apart.
+  key_mult_part(digits, level, key, out0, out1, /*p_part=*/false, galois);
+  key_mult_part(digits, level, key, out0, out1, /*p_part=*/true, galois);
 }
 
 std::vector<ExtendedPair> KeySwitcher::key_mult(std::span<const ModUpDigits> modup,
