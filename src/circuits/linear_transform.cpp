@@ -94,18 +94,34 @@ void DiagonalMatrix::scale_by(Complex c) {
 
 std::vector<int> pow2_rotations(u32 slots) {
   std::vector<int> r;
-  for (u32 s = 1; s < slots; s <<= 1)
+  for (u32 s = 1; s < slots; s <<= 1) {
     r.push_back(static_cast<int>(s));
+    if (2 * s < slots) r.push_back(-static_cast<int>(s));  // -slots/2 is +slots/2
+  }
   return r;
 }
 
-Ciphertext rotate_pow2(const Evaluator& ev, const Ciphertext& ct, u32 r, u32 slots,
-                       const GaloisKeys& keys) {
-  r %= slots;
-  Ciphertext out = ev.clone(ct);
-  for (u32 bit = 1; bit < slots; bit <<= 1) {
-    if (r & bit) out = ev.rotate(out, static_cast<int>(bit), keys);
+std::vector<int> pow2_steps(i64 r, u32 slots) {
+  // Non-adjacent form: the fewest signed power-of-two digits, so a rotation by 2^k - 1 costs two
+  // key switches (2^k, -1), not k.
+  i64 x = ((r % static_cast<i64>(slots)) + slots) % slots;
+  std::vector<int> steps;
+  for (i64 bit = 1; x != 0; bit <<= 1, x >>= 1) {
+    if ((x & 1) == 0) continue;
+    const i64 d = 2 - (x & 3);  // +1 when x = 1 mod 4, -1 when x = 3 mod 4
+    x -= d;
+    const i64 step = ((d * bit) % static_cast<i64>(slots) + slots) % slots;  // slots: identity
+    if (step == 0) continue;
+    steps.push_back(static_cast<int>(2 * step <= static_cast<i64>(slots) ? step : step - slots));
   }
+  return steps;
+}
+
+Ciphertext rotate_pow2(const Evaluator& ev, const Ciphertext& ct, i64 r, u32 slots,
+                       const GaloisKeys& keys) {
+  Ciphertext out = ev.clone(ct);
+  for (const int step : pow2_steps(r, slots))
+    out = ev.rotate(out, step, keys);
   return out;
 }
 
@@ -234,10 +250,24 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
     }
     prev = b;
   }
+  // Giant steps in Horner form over their signed shifts g_0 < g_1 < ... (consecutive ones n1
+  // baby steps apart, a power of two): sum_i rot_(g_i)(acc_i) = rot_(g_0)(acc_0 + rot_(g_1 - g_0)(
+  // acc_1 + ...)), one or two key switches per giant step instead of one per bit of its shift.
+  // They rotate before the rescale: their key-switching noise is fixed in absolute terms, so at
+  // input_scale * cs (about Delta^2) it vanishes, and one rescale of the sum adds its rounding
+  // once.
+  const i64 n = slots_;
+  auto signed_shift = [n](u32 s) { return 2 * static_cast<i64>(s) <= n ? s : s - n; };
+  std::vector<const Giant*> order;
+  for (const Giant& g : giants_)
+    order.push_back(&g);
+  std::sort(order.begin(), order.end(), [&](const Giant* a, const Giant* b) {
+    return signed_shift(a->shift) < signed_shift(b->shift);
+  });
   std::optional<Ciphertext> result;
-  for (const Giant& g : giants_) {
+  for (std::size_t i = order.size(); i-- > 0;) {
     std::optional<Ciphertext> acc;
-    for (const auto& [bi, pt] : g.bs) {
+    for (const auto& [bi, pt] : order[i]->bs) {
       Ciphertext t = ev.multiply_plain(babies[bi], pt);
       if (acc) {
         ev.add_inplace(*acc, t);
@@ -245,17 +275,14 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
         acc = std::move(t);
       }
     }
-    // Giant steps rotate before the rescale: their key-switching noise is fixed in absolute
-    // terms, so at input_scale * cs (about Delta^2) it vanishes, while after the rescale it would
-    // weigh as much as the data's own noise floor at Delta_(level-1). A single rescale of the sum
-    // also adds its rounding noise once instead of once per giant step.
-    if (g.shift != 0) *acc = rotate_pow2(ev, *acc, g.shift, slots_, keys);
     if (result) {
-      ev.add_inplace(*result, *acc);
-    } else {
-      result = std::move(*acc);
+      const i64 delta = signed_shift(order[i + 1]->shift) - signed_shift(order[i]->shift);
+      ev.add_inplace(*acc, rotate_pow2(ev, *result, delta, slots_, keys));
     }
+    result = std::move(acc);
   }
+  const i64 first = signed_shift(order.front()->shift);
+  if (first != 0) result = rotate_pow2(ev, *result, first, slots_, keys);
   Ciphertext out = ev.rescale(*result);
   out.set_scale(output_scale_);
   return out;

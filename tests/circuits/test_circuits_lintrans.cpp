@@ -1,6 +1,7 @@
 // Linear transforms (BSGS, hoisted and min-keys) and the factored homomorphic DFT, against the
 // plaintext matrix product.
 
+#include <bit>
 #include <random>
 
 #include "circuits_test_util.h"
@@ -113,6 +114,25 @@ TEST_F(LinTrans, HomomorphicDftRoundTrip) {
   const double b = bits(e.decrypt(ct), z);
   print_bits("CoeffToSlot + SlotToCoeff round trip", b);
   EXPECT_GT(b, 20);
+}
+
+TEST(Pow2Steps, SignedPowersOfTwoSumToTheRotation) {
+  constexpr u32 kSlots = 1u << 12;
+  for (i64 r = -300; r < static_cast<i64>(kSlots) + 300; r += 7) {
+    const std::vector<int> steps = pow2_steps(r, kSlots);
+    i64 sum = 0;
+    for (const int s : steps) {
+      ASSERT_TRUE(std::has_single_bit(static_cast<u32>(s < 0 ? -s : s))) << s;
+      ASSERT_LE(2 * (s < 0 ? -s : s), static_cast<int>(kSlots));
+      sum += s;
+    }
+    const i64 want = ((r % kSlots) + kSlots) % kSlots;
+    EXPECT_EQ(((sum % kSlots) + kSlots) % kSlots, want) << r;
+    EXPECT_LE(steps.size(), static_cast<std::size_t>(std::popcount(static_cast<u32>(want))));
+  }
+  // 2^k - 1 costs two rotations, and a right rotation by a power of two one.
+  EXPECT_EQ(pow2_steps(1023, kSlots).size(), 2u);
+  EXPECT_EQ(pow2_steps(-16, kSlots), std::vector<int>{-16});
 }
 
 }  // namespace

@@ -87,10 +87,13 @@ class LinearTransform {
   std::vector<Giant> giants_;
 };
 
-// Left rotation by r in [0, slots) composed of power-of-two rotations (min-keys mode).
-Ciphertext rotate_pow2(const Evaluator& ev, const Ciphertext& ct, u32 r, u32 slots,
+// Left rotation by r (any sign; mod slots) composed of rotations by +-2^k, as few as possible
+// (the non-adjacent form of r mod slots; min-keys mode).
+Ciphertext rotate_pow2(const Evaluator& ev, const Ciphertext& ct, i64 r, u32 slots,
                        const GaloisKeys& keys);
-// The power-of-two rotations 1, 2, 4, ..., slots / 2.
+// Those steps: signed powers of two in (-slots/2, slots/2].
+std::vector<int> pow2_steps(i64 r, u32 slots);
+// The rotations min-keys mode needs: +-1, +-2, ..., +-slots/4, slots/2.
 std::vector<int> pow2_rotations(u32 slots);
 
 }  // namespace theo
