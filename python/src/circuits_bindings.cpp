@@ -305,7 +305,7 @@ void bind_circuits(nb::module_& m) {
                   "baby_steps: int = 0, min_keys: bool = False) -> None"),
           "Encodes the matrix (a DiagonalMatrix or a dense square array) for inputs at `level` "
           "with scale input_scale (default: Delta_level). baby_steps: 0 picks the count that "
-          "minimizes rotations; min_keys: use power-of-two rotation keys only.")
+          "minimizes rotations; min_keys: use rotation keys for +-2^k only.")
       .def(
           "rotations", [](const WLinearTransform& t) { return t.lt->rotations(); },
           "The left rotations whose keys evaluate() needs (pass to KeyGenerator.galois_keys).")

@@ -33,7 +33,7 @@ struct BootstrapConfig {
   u32 evalmod_levels = 0;  // 0: down to default_encryption_level (at least 8)
   u32 arcsine_degree = 0;  // 0: no arcsine correction
   std::optional<EvalModParams> evalmod;  // overrides the derived parameters
-  bool min_keys = false;                 // power-of-two rotation keys only (slower, fewer keys)
+  bool min_keys = false;                 // +-2^k rotation keys only (slower, fewer keys)
 };
 
 // Everything bootstrapping needs beyond the Context: made by Bootstrapper::generate_keys.

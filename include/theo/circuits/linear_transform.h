@@ -33,7 +33,7 @@ struct DiagonalMatrix {
 
 struct LinearTransformOptions {
   u32 baby_steps = 0;     // 0: chosen to minimize the number of rotations
-  bool min_keys = false;  // only power-of-two rotation keys (every rotation composed of them)
+  bool min_keys = false;  // only +-2^k rotation keys (every rotation composed of them)
   // Scale of the output at level - 1 (default: Delta_(level-1)). A transform feeding another one
   // may run above the default scale, where key-switching noise weighs less.
   std::optional<long double> output_scale;
