@@ -232,9 +232,11 @@ class CudaBackend final : public Backend {
   }
   void end_fork() override { fork_.end_fork(); }
   void join() override {
-    fork_.join();
+    if (!fork_.open()) fork_.join();  // throws: no fork of this thread is open
+    // The edges first: once ForkState lets go, another thread may fork on the same events.
     THEO_CUDA_CHECK(cudaEventRecord(join_event_, branch_));
     THEO_CUDA_CHECK(cudaStreamWaitEvent(dev_->stream(), join_event_, 0));
+    fork_.join();
   }
   std::size_t l2_bytes() const override { return dev_->props().l2_bytes; }
 
