@@ -11,7 +11,10 @@ namespace theo {
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'H', 'E', 'O', 'C', 'T', 'X', '1'};
+// Format 2: a seeded ciphertext's `a` is Backend::sample_uniform(seed, 0) (ChaCha20 per prime and
+// block); format 1 files expanded their seed differently, so they are refused by name.
+constexpr char kMagic[8] = {'T', 'H', 'E', 'O', 'C', 'T', 'X', '2'};
+constexpr char kMagicV1[8] = {'T', 'H', 'E', 'O', 'C', 'T', 'X', '1'};
 constexpr std::size_t kHeaderBytes = 56;
 constexpr u32 kFlagSeeded = 1;
 
@@ -150,6 +153,11 @@ Ciphertext deserialize_ciphertext(const std::shared_ptr<const Context>& ctx,
   if (!ctx) throw ContextError("deserialize_ciphertext: the Context is null");
   Reader in(bytes);
   const std::uint8_t* magic = in.take(8);
+  if (std::memcmp(magic, kMagicV1, 8) == 0) {
+    throw ParameterError(
+        "deserialize_ciphertext: format 1 (an older theodosian) expanded seeded ciphertexts "
+        "differently; re-encrypt or re-serialize the ciphertext with this version");
+  }
   if (std::memcmp(magic, kMagic, 8) != 0) {
     throw ParameterError("deserialize_ciphertext: not a theodosian ciphertext (bad magic)");
   }

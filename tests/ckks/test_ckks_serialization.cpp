@@ -52,6 +52,14 @@ TEST(Serialization, RejectsForeignOrMalformedData) {
   auto bad_magic = bytes;
   bad_magic[0] = 'X';
   EXPECT_THROW((void)deserialize_ciphertext(e.ctx, bad_magic), ParameterError);
+  auto format1 = bytes;
+  format1[7] = '1';
+  try {
+    (void)deserialize_ciphertext(e.ctx, format1);
+    ADD_FAILURE() << "a format-1 ciphertext was accepted";
+  } catch (const ParameterError& err) {
+    EXPECT_NE(std::string(err.what()).find("format 1"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace
