@@ -65,6 +65,7 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
 
   backend_ = make_backend(ring_, options_);
   if (options_.traffic) backend_ = make_recording_backend(std::move(backend_), options_.traffic);
+  backend_->set_bconv_refined(options_.optimizations.bconv_refined);  // before the tables' plans
   build_levels();
 }
 

@@ -270,6 +270,7 @@ class RecordingBackend final : public Backend {
   void end_fork() override { inner_->end_fork(); }
   void join() override { inner_->join(); }
   std::size_t l2_bytes() const override { return inner_->l2_bytes(); }
+  void set_bconv_refined(bool on) override { inner_->set_bconv_refined(on); }
 
   // ---- sampling ---------------------------------------------------------------------------
   void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,

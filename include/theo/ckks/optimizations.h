@@ -53,7 +53,7 @@ struct Optimizations {
   // hooked in.
   static Optimizations available() {
     return {.fusion = true,
-            .bconv_refined = false,
+            .bconv_refined = true,
             .graphs = true,
             .multi_poly_caching = true,
             .pipelining = true,

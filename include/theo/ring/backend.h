@@ -257,6 +257,11 @@ class Backend {
   // The device's last-level (L2) cache in bytes, read at run time, for working-set planning
   // (KeySwitcher::batch_size); 0 where the backend has no shared device cache to plan for (CPU).
   virtual std::size_t l2_bytes() const = 0;
+  // BConv table refinement (Theodosian §III-C2; Optimizations::bconv_refined): on, plans made
+  // afterwards fold their accumulators only as often as their table's bounds require (often
+  // never); off, after every 4 terms. The words are the same either way. Backends whose BConv
+  // folds at a fixed rate ignore it.
+  virtual void set_bconv_refined(bool on) { (void)on; }
 
   // ---- memory report ------------------------------------------------------------------------
   // What this backend's memory holds now, for reports (e.g. the set-up of bootstrapping); the

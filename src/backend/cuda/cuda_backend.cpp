@@ -49,7 +49,8 @@ u32 bconv_fold_steps(const std::vector<Modulus>& src_mod, const std::vector<i32>
 
 class CudaBConvPlan final : public BConvPlan {
  public:
-  CudaBConvPlan(BConvTable table, const Backend& be, const std::shared_ptr<Device>& dev)
+  CudaBConvPlan(BConvTable table, const Backend& be, const std::shared_ptr<Device>& dev,
+                bool refined)
       : BConvPlan(std::move(table)) {
     const BConvTable& t = this->table();
     const u32 ns = t.src.size, nd = t.dst.size;
@@ -77,7 +78,8 @@ class CudaBConvPlan final : public BConvPlan {
     mat_.upload(mat.data());
     dev_args_ = BConvDevice{
         src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), nullptr, nullptr, ns, nd, false};
-    dev_args_.fold_steps = bconv_fold_steps(sm, mat, nd);
+    // Unrefined: fold after every 4-term step, as before the table analysis.
+    dev_args_.fold_steps = refined ? bconv_fold_steps(sm, mat, nd) : 1;
     if (t.exact) {
       if (t.src_inv.size() != ns || t.q_mod_dst.size() != nd)
         throw ParameterError("make_bconv: exact table without src_inv / q_mod_dst");
@@ -239,6 +241,7 @@ class CudaBackend final : public Backend {
     fork_.join();
   }
   std::size_t l2_bytes() const override { return dev_->props().l2_bytes; }
+  void set_bconv_refined(bool on) override { bconv_refined_ = on; }
 
   // Stream capture into a CUDA Graph (graph.h).
   void begin_capture() override {
@@ -273,7 +276,8 @@ class CudaBackend final : public Backend {
   std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
                                               bool exact = false) override {
     refuse_while_capturing("make_bconv");
-    return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this, dev_);
+    return std::make_shared<CudaBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this, dev_,
+                                           bconv_refined_);
   }
   void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
     run_bconv("bconv", plan, in, out, true);
@@ -692,6 +696,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<DeviceAllocator> alloc_;
   std::unique_ptr<StreamCapture> capture_;
   ForkState fork_;
+  bool bconv_refined_ = true;      // Optimizations::bconv_refined (make_bconv)
   cudaStream_t branch_ = nullptr;  // the second stream (fork / join)
   cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;
   Tuning tuning_;
