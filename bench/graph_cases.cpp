@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench_case.h"
+#include "scheme_env.h"
 #include "theo/circuits/circuits.h"
 #include "theo/ckks/graph.h"
 #include "theo/theodosian.h"
@@ -101,29 +102,6 @@ PreparedCase bootstrap_case(CaseEnv& env, bool graph) {
 // Key-switching ops replayed from a graph, to set against scheme_cases.cpp's eager `hmult_rescale`
 // and `hrot` (same preset, same level choice from --limbs, same rotation): the paper's
 // "+CUDA Graph" step for key-switching.
-struct OpEnv {
-  ContextPtr ctx;
-  std::unique_ptr<RelinKey> rlk;
-  std::unique_ptr<GaloisKeys> gk;
-  std::unique_ptr<PublicKey> pk;
-};
-constexpr int kRotation = 1234;  // as scheme_cases.cpp
-
-OpEnv& op_env(BackendKind kind) {
-  static std::map<BackendKind, OpEnv> cache;
-  auto it = cache.find(kind);
-  if (it != cache.end()) return it->second;
-  OpEnv e;
-  ContextOptions o;
-  o.backend = kind == BackendKind::kCuda ? BackendChoice::kCuda : BackendChoice::kCpu;
-  e.ctx = Context::create(load_preset("bootparam_40"), o);
-  KeyGenerator kg(e.ctx);
-  const SecretKey sk = kg.create_secret_key();
-  e.pk = std::make_unique<PublicKey>(kg.create_public_key(sk));
-  e.rlk = std::make_unique<RelinKey>(kg.create_relin_key(sk));
-  e.gk = std::make_unique<GaloisKeys>(kg.create_galois_keys(sk, {kRotation}));
-  return cache.emplace(kind, std::move(e)).first->second;
-}
 
 // The highest level with at most `limbs` limbs (scheme_cases.cpp's rule), at least `min_level`.
 u32 level_for(const Context& ctx, u32 limbs, u32 min_level) {
@@ -134,7 +112,7 @@ u32 level_for(const Context& ctx, u32 limbs, u32 min_level) {
 }
 
 PreparedCase op_graph_case(CaseEnv& env, bool rotate) {
-  OpEnv& oe = op_env(env.backend.kind());
+  SchemeEnv& oe = scheme_env(env.backend.kind());
   const Context& ctx = *oe.ctx;
   const u32 level = level_for(ctx, env.params.limbs, rotate ? 0 : 1);
   std::vector<std::complex<double>> va(ctx.max_slots()), vb(ctx.max_slots());

@@ -19,44 +19,12 @@
 #include <vector>
 
 #include "bench_case.h"
+#include "scheme_env.h"
 #include "theo/theodosian.h"
 
 namespace theo::bench {
 
 namespace {
-
-constexpr int kRotation = 1234;  // the anchor's HRot
-constexpr int kHoistedRots = 8;  // rotations 1..8 share one ModUp
-
-struct SchemeEnv {
-  ContextPtr ctx;
-  std::unique_ptr<Evaluator> ev;
-  std::unique_ptr<RelinKey> rlk;
-  std::unique_ptr<GaloisKeys> gk;
-  std::unique_ptr<PublicKey> pk;
-  std::unique_ptr<Encoder> enc;
-};
-
-SchemeEnv& scheme_env(BackendKind kind) {
-  static std::map<BackendKind, SchemeEnv> cache;
-  auto it = cache.find(kind);
-  if (it != cache.end()) return it->second;
-  SchemeEnv e;
-  ContextOptions o;
-  o.backend = kind == BackendKind::kCuda ? BackendChoice::kCuda : BackendChoice::kCpu;
-  e.ctx = Context::create(load_preset("bootparam_40"), o);
-  KeyGenerator kg(e.ctx);
-  const SecretKey sk = kg.create_secret_key();
-  e.pk = std::make_unique<PublicKey>(kg.create_public_key(sk));
-  e.rlk = std::make_unique<RelinKey>(kg.create_relin_key(sk));
-  std::vector<int> rots{kRotation};
-  for (int r = 1; r <= kHoistedRots; ++r)
-    rots.push_back(r);
-  e.gk = std::make_unique<GaloisKeys>(kg.create_galois_keys(sk, rots));
-  e.ev = std::make_unique<Evaluator>(e.ctx);
-  e.enc = std::make_unique<Encoder>(e.ctx);
-  return cache.emplace(kind, std::move(e)).first->second;
-}
 
 u32 level_for(const Context& ctx, u32 limbs) {
   u32 best = 0;

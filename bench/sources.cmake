@@ -17,6 +17,7 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ring_cases.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scheme_env.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph_cases.cpp)
 target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
 # device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
