@@ -3,8 +3,10 @@
 //
 //   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
-//                  [--evalmod-r r --evalmod-degree d] [--phases] [--diagnose] [--graph]
+//                  [--evalmod-r r --evalmod-degree d] [--ratio b] [--phases] [--diagnose]
+//                  [--graph]
 //
+// --ratio sets BootstrapConfig::message_ratio_bits (log2 q0 / Delta' at ModRaise);
 // --evalmod-r / --evalmod-degree fix EvalMod's double angles and cosine degree (K stays derived);
 // --phases also times each stage (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) with a
 // synchronization after each; --diagnose prints the error each stage adds (full slots; it decrypts
@@ -38,7 +40,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
-               "--evalmod-degree d] [--phases] [--diagnose] [--graph]\n");
+               "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph]\n");
   return 2;
 }
 
@@ -84,7 +86,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--slots" || a == "--runs" || a == "--cts" || a == "--stc" || a == "--evalmod" ||
-        a == "--backend" || a == "--evalmod-r" || a == "--evalmod-degree") {
+        a == "--backend" || a == "--evalmod-r" || a == "--evalmod-degree" || a == "--ratio") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--backend") {
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
       if (a == "--cts") cfg.cts_levels = x;
       if (a == "--stc") cfg.stc_levels = x;
       if (a == "--evalmod") cfg.evalmod_levels = x;
+      if (a == "--ratio") cfg.message_ratio_bits = x;
       if (a == "--evalmod-r") evalmod_r = static_cast<int>(x);
       if (a == "--evalmod-degree") evalmod_degree = static_cast<int>(x);
     } else if (a == "--min-keys") {

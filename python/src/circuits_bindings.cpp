@@ -440,7 +440,7 @@ void bind_circuits(nb::module_& m) {
           "__init__",
           [](WBootstrapper* self, const WContext& ctx, u32 slots, u32 cts_levels, u32 stc_levels,
              u32 evalmod_levels, u32 arcsine_degree, std::optional<theo::EvalModParams> evalmod,
-             bool min_keys) {
+             bool min_keys, u32 message_ratio_bits) {
             theo::BootstrapConfig cfg;
             cfg.slots = slots;
             cfg.cts_levels = cts_levels;
@@ -449,6 +449,7 @@ void bind_circuits(nb::module_& m) {
             cfg.arcsine_degree = arcsine_degree;
             cfg.evalmod = evalmod;
             cfg.min_keys = min_keys;
+            cfg.message_ratio_bits = message_ratio_bits;
             std::unique_ptr<theo::Bootstrapper> b;
             {
               nb::gil_scoped_release release;
@@ -458,12 +459,14 @@ void bind_circuits(nb::module_& m) {
           },
           "context"_a, nb::kw_only(), "slots"_a = 0u, "cts_levels"_a = 0u, "stc_levels"_a = 0u,
           "evalmod_levels"_a = 0u, "arcsine_degree"_a = 0u, nb::arg("evalmod").none() = nb::none(),
-          "min_keys"_a = false,
+          "min_keys"_a = false, "message_ratio_bits"_a = 0u,
           "Prepares bootstrapping (encodes every linear-transform diagonal: the slow part). "
           "slots: 0 for N/2; cts_levels / stc_levels: 0 for the parameter set's; "
           "evalmod_levels: 0 for down to the default encryption level; arcsine_degree: 0 for "
           "none; evalmod: override the derived EvalMod parameters; min_keys: power-of-two "
-          "rotation keys only (slower, fewer keys).")
+          "rotation keys only (slower, fewer keys); message_ratio_bits: log2(q0 / Delta') at "
+          "ModRaise, 0 for the default (smaller: more precise on random data, less on inputs "
+          "with large polynomial coefficients such as constant vectors).")
       .def(
           "generate_keys",
           [](const WBootstrapper& b, WKeyGenerator& kg, const WSecretKey& sk,
@@ -513,6 +516,9 @@ void bind_circuits(nb::module_& m) {
       .def_prop_ro(
           "evalmod_params", [](const WBootstrapper& b) { return b.b->evalmod_params(); },
           "The EvalMod parameters in use.")
+      .def_prop_ro(
+          "message_ratio_bits", [](const WBootstrapper& b) { return b.b->message_ratio_bits(); },
+          "log2(q0 / Delta') at ModRaise, as used.")
       .def(
           "describe", [](const WBootstrapper& b) { return b.b->describe(); },
           "The level plan and parameters, one line each.")

@@ -96,3 +96,16 @@ def test_bootstrap(boot_env) -> None:
     # the bootstrapped ciphertext computes on: its relin key works for a product
     ctx.relin_key = keys.relin_key
     assert bits(th.Decryptor(ctx, sk).decrypt(out * out), x * x) > 10
+
+
+def test_bootstrap_message_ratio(boot_env) -> None:
+    ctx, kg, sk, boot, keys = boot_env
+    # 32 slots: the default ratio (7 + 15 - 5 bits) is capped at q0 / Delta_0, i.e. no scaling.
+    assert 9.5 < boot.message_ratio_bits < 10.5
+    scaled = th.Bootstrapper(ctx, slots=32, message_ratio_bits=8)
+    assert abs(scaled.message_ratio_bits - 8) < 0.1
+    assert "message ratio" in scaled.describe()
+    x = np.random.default_rng(5).uniform(-1, 1, 32)
+    ct = th.Encryptor(ctx, kg.public_key(sk)).encrypt(x, level=0)
+    got = th.Decryptor(ctx, sk).decrypt(scaled.bootstrap(ct, keys))
+    assert bits(got, x) > 12

@@ -113,6 +113,22 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   output_level_ = after_mod - m.stc_levels;
 
   m.q0 = modulus_of(c, 0);
+  {
+    // Delta' = 2^k Delta_0 with q0 / Delta' ~ 2^ratio (never below Delta_0). The default grows by
+    // one bit per halving of the slot count below 2^15: the message's coefficients grow as
+    // 1 / sqrt(slots), and with them the error of sin(2 pi x) ~ 2 pi x.
+    const int by_slots = static_cast<int>(BootstrapConfig::kDefaultMessageRatioBits) + 15 -
+                         static_cast<int>(log_slots);
+    const u32 ratio = config.message_ratio_bits ? config.message_ratio_bits
+                                                : static_cast<u32>(std::clamp(by_slots, 1, 60));
+    if (ratio > 60) {
+      throw ParameterError("BootstrapConfig.message_ratio_bits: " + std::to_string(ratio) +
+                           " is above 60");
+    }
+    const long double room = std::log2(m.q0 / c.default_scale(0)) - ratio;
+    const int k = room > 0 ? static_cast<int>(std::floor(room + 1e-9L)) : 0;
+    m.scale_up = i64{1} << std::min(k, 40);
+  }
   m.raised_scale = c.default_scale(m.top);
   {
     const Basis& b0 = c.level(0).q_basis;
@@ -160,7 +176,8 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   }
   // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
   // of sin(2 pi x).
-  const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0));
+  const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0) *
+                                        static_cast<long double>(m.scale_up));
   // Most of that factor is applied instead as EvalMod's integer gain (a power of two), and the
   // rest (< 1) is folded into the last SlotToCoeff matrix, not the first: every SlotToCoeff level
   // before the last then carries values about as large as the output slots. The key-switching
@@ -187,6 +204,12 @@ Bootstrapper::~Bootstrapper() = default;
 
 const EvalModParams& Bootstrapper::evalmod_params() const {
   return impl_->mod->params();
+}
+
+double Bootstrapper::message_ratio_bits() const {
+  const Impl& m = *impl_;
+  return static_cast<double>(
+      std::log2(m.q0 / (ctx_->default_scale(0) * static_cast<long double>(m.scale_up))));
 }
 
 std::vector<int> Bootstrapper::rotations() const {
@@ -225,13 +248,17 @@ BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const Secret
   return keys;
 }
 
-Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct0, const BootstrappingKeys& keys) const {
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct_in, const BootstrappingKeys& keys) const {
   const Context& c = *ctx_;
   Backend& be = c.backend();
   const Impl& m = *impl_;
-  if (ct0.level() != 0 || ct0.size() != 2) {
+  if (ct_in.level() != 0 || ct_in.size() != 2) {
     throw LevelError("Bootstrapper::mod_raise: expects a relinearized ciphertext at level 0");
   }
+  // Delta_0 -> Delta' (exact; two limbs): see BootstrapConfig::message_ratio_bits.
+  std::optional<Ciphertext> scaled;
+  if (m.scale_up > 1) scaled = m.ev.multiply_integer(ct_in, m.scale_up);
+  const Ciphertext& ct0 = scaled ? *scaled : ct_in;
   const LevelData& l0 = c.level(0);
   const LevelData& lt = c.level(m.top);
   const KeySwitcher& ks = m.ev.key_switcher();
@@ -399,6 +426,8 @@ std::string Bootstrapper::describe() const {
      << "EvalMod: K " << e.k_bound << ", cosine degree " << e.degree << ", double angles "
      << e.double_angles << ", arcsine degree " << e.arcsine_degree << ", depth " << e.depth()
      << ", model error 2^" << std::log2(e.estimated_error) << ", output gain " << m.gain << "\n"
+     << "message ratio q0 / Delta' = 2^" << message_ratio_bits() << " (input scaled up by "
+     << m.scale_up << ")\n"
      << "keys: " << rotations().size() << " rotations + conjugation"
      << (m.config.min_keys ? " (min-keys mode)" : "") << "\n";
   return os.str();

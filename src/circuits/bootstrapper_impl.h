@@ -27,6 +27,7 @@ struct Bootstrapper::Impl {
   std::optional<EvalMod> mod;
   std::vector<int> subsum_rotations;
   i64 gain = 1;               // EvalMod output gain
+  i64 scale_up = 1;           // 2^k: Delta' = 2^k Delta_0 at ModRaise
   long double cts_scale = 0;  // folded into the first CoeffToSlot matrix
   long double stc_scale = 0;  // folded into the last SlotToCoeff matrix
 };

@@ -239,17 +239,7 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
     out.set_scale(output_scale_);
     return out;
   }
-  // Min-keys mode: every rotation composed of power-of-two ones, each a full key switch.
-  std::vector<Ciphertext> babies;
-  u32 prev = 0;
-  for (const u32 b : babies_) {
-    if (babies.empty()) {
-      babies.push_back(rotate_pow2(ev, ct, b, slots_, keys));
-    } else {
-      babies.push_back(rotate_pow2(ev, babies.back(), b - prev, slots_, keys));
-    }
-    prev = b;
-  }
+  const std::vector<Ciphertext> babies = min_keys_babies(ev, ct, keys);
   // Giant steps in Horner form over their signed shifts g_0 < g_1 < ... (consecutive ones n1
   // baby steps apart, a power of two): sum_i rot_(g_i)(acc_i) = rot_(g_0)(acc_0 + rot_(g_1 - g_0)(
   // acc_1 + ...)), one or two key switches per giant step instead of one per bit of its shift.
@@ -266,15 +256,14 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
   });
   std::optional<Ciphertext> result;
   for (std::size_t i = order.size(); i-- > 0;) {
-    std::optional<Ciphertext> acc;
+    // The giant step's products summed in one pass (no product written and re-read per term).
+    std::vector<const Ciphertext*> cts;
+    std::vector<const Plaintext*> pts;
     for (const auto& [bi, pt] : order[i]->bs) {
-      Ciphertext t = ev.multiply_plain(babies[bi], pt);
-      if (acc) {
-        ev.add_inplace(*acc, t);
-      } else {
-        acc = std::move(t);
-      }
+      cts.push_back(&babies[bi]);
+      pts.push_back(&pt);
     }
+    std::optional<Ciphertext> acc = ev.multiply_plain_sum(cts, pts);
     if (result) {
       const i64 delta = signed_shift(order[i + 1]->shift) - signed_shift(order[i]->shift);
       ev.add_inplace(*acc, rotate_pow2(ev, *result, delta, slots_, keys));
@@ -286,6 +275,68 @@ Ciphertext LinearTransform::evaluate(const Evaluator& ev, const Ciphertext& ct0,
   Ciphertext out = ev.rescale(*result);
   out.set_scale(output_scale_);
   return out;
+}
+
+// Min-keys baby steps: each one a single power-of-two rotation (a key this mode has) of the input
+// or of an earlier baby step, b = s + 2^j; the rotations of one source share its ModUp
+// (rotate_hoisted). Babies 1..7: {1, 2, 4} from the input, {3, 5} from 1, 6 from 2, 7 from 3: four
+// ModUps instead of seven. A baby no earlier one reaches in one step falls back to a chain of
+// rotations from the baby before it.
+std::vector<Ciphertext> LinearTransform::min_keys_babies(const Evaluator& ev, const Ciphertext& ct,
+                                                         const GaloisKeys& keys) const {
+  const std::size_t n = babies_.size();
+  constexpr int kInput = -1;
+  std::vector<int> source(n, kInput);
+  std::vector<int> step(n, 0);
+  std::vector<bool> chained(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (babies_[i] == 0) continue;
+    bool found = false;
+    for (int j = kInput; j < static_cast<int>(i) && !found; ++j) {
+      const i64 from = j == kInput ? 0 : babies_[static_cast<std::size_t>(j)];
+      const std::vector<int> steps = pow2_steps(static_cast<i64>(babies_[i]) - from, slots_);
+      if (steps.size() == 1) {
+        source[i] = j;
+        step[i] = steps[0];
+        found = true;
+      }
+    }
+    if (!found) {
+      chained[i] = true;
+      source[i] = i == 0 ? kInput : static_cast<int>(i) - 1;
+    }
+  }
+  std::vector<std::optional<Ciphertext>> out(n);
+  for (int src = kInput; src < static_cast<int>(n); ++src) {
+    if (std::find(source.begin(), source.end(), src) == source.end()) continue;
+    const Ciphertext& from = src == kInput ? ct : *out[static_cast<std::size_t>(src)];
+    std::vector<int> rots;
+    std::vector<std::size_t> targets;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (source[i] != src) continue;
+      if (babies_[i] == 0) {
+        out[i] = ev.clone(ct);
+      } else if (chained[i]) {
+        const i64 base = src == kInput ? 0 : babies_[static_cast<std::size_t>(src)];
+        out[i] = rotate_pow2(ev, from, static_cast<i64>(babies_[i]) - base, slots_, keys);
+      } else {
+        rots.push_back(step[i]);
+        targets.push_back(i);
+      }
+    }
+    if (rots.empty()) continue;
+    std::vector<Ciphertext> r = rots.size() == 1
+                                    ? std::vector<Ciphertext>{}
+                                    : ev.rotate_hoisted(from, std::span<const int>(rots), keys);
+    if (rots.size() == 1) r.push_back(ev.rotate(from, rots[0], keys));
+    for (std::size_t k = 0; k < targets.size(); ++k)
+      out[targets[k]] = std::move(r[k]);
+  }
+  std::vector<Ciphertext> babies;
+  babies.reserve(n);
+  for (auto& b : out)
+    babies.push_back(std::move(*b));
+  return babies;
 }
 
 // Baby steps stop before ModDown (P * rot_b(ct) over Q_l u P), each giant step sums its diagonal

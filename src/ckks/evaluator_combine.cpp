@@ -1,5 +1,6 @@
 // Evaluator: linear combinations of ciphertexts in one pass per polynomial.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -71,6 +72,48 @@ Ciphertext Evaluator::linear_combination(std::span<const Ciphertext* const> term
   polys.push_back(be.make_poly(dst.q_basis));
   be.mul_scalar_sum(p0, consts, polys[0].ref());
   be.mul_scalar_sum(p1, consts, polys[1].ref());
+  return Ciphertext(ctx_->id(), level, scale, slots, std::move(polys));
+}
+
+Ciphertext Evaluator::multiply_plain_sum(std::span<const Ciphertext* const> cts,
+                                         std::span<const Plaintext* const> pts) const {
+  if (cts.empty() || cts.size() != pts.size()) {
+    throw ParameterError("multiply_plain_sum: needs as many plaintexts as ciphertexts (got " +
+                         std::to_string(cts.size()) + " and " + std::to_string(pts.size()) + ")");
+  }
+  for (std::size_t k = 0; k < cts.size(); ++k) {
+    if (cts[k] == nullptr || pts[k] == nullptr) {
+      throw ParameterError("multiply_plain_sum: operand " + std::to_string(k) + " is null");
+    }
+    detail::require_usable(*ctx_, *cts[k], "multiply_plain_sum: ciphertext");
+    detail::require_usable(*ctx_, *pts[k], "multiply_plain_sum: plaintext");
+    if (cts[k]->size() != 2) {
+      throw ParameterError("multiply_plain_sum: ciphertext " + std::to_string(k) + " has " +
+                           std::to_string(cts[k]->size()) + " polynomials (relinearize first)");
+    }
+  }
+  const u32 level = cts.front()->level();
+  const long double scale = cts.front()->scale() * pts.front()->scale();
+  u32 slots = 0;
+  std::vector<ConstPolyRef> d, b, a;
+  for (std::size_t k = 0; k < cts.size(); ++k) {
+    if (cts[k]->level() != level || pts[k]->level() != level) {
+      throw LevelError("multiply_plain_sum: operands at different levels (operand " +
+                       std::to_string(k) + ")");
+    }
+    detail::require_same_scale(*ctx_, cts[k]->scale() * pts[k]->scale(), scale, "a product",
+                               "the first product");
+    d.push_back(pts[k]->poly().cref());
+    b.push_back(cts[k]->poly(0).cref());
+    a.push_back(cts[k]->poly(1).cref());
+    slots = std::max({slots, cts[k]->slots(), pts[k]->slots()});
+  }
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  std::vector<RnsPoly> polys;
+  polys.push_back(be.make_poly(lv.q_basis));
+  polys.push_back(be.make_poly(lv.q_basis));
+  be.key_mult(d, b, a, polys[0].ref(), polys[1].ref());
   return Ciphertext(ctx_->id(), level, scale, slots, std::move(polys));
 }
 

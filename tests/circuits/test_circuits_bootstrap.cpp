@@ -41,5 +41,40 @@ TEST(Bootstrap, MinKeysN12) {
   run(16, true, "bootstrap N=2^12, 16 slots, min keys");
 }
 
+// BootstrapConfig::message_ratio_bits: random slots stay precise at a ratio of 2^7; a constant
+// vector (one large polynomial coefficient) keeps about 2 ratio - 2.7 bits there, and all of its
+// precision with the unscaled ratio q0 / Delta_0 = 2^10 of this set, which is also the default
+// for its 2^11 slots (7 + 15 - 11 = 11 bits, capped at q0 / Delta_0).
+TEST(Bootstrap, MessageRatioTradeOff) {
+  Env e(boot_test_params());
+  BootstrapConfig small_cfg, wide_cfg;
+  small_cfg.message_ratio_bits = 7;
+  wide_cfg.message_ratio_bits = 10;
+  const Bootstrapper def(e.ctx, small_cfg), wide(e.ctx, wide_cfg), dflt(e.ctx);
+  EXPECT_NEAR(def.message_ratio_bits(), 7, 0.1);
+  EXPECT_NEAR(wide.message_ratio_bits(), 10, 0.1);
+  EXPECT_NEAR(dflt.message_ratio_bits(), 10, 0.1);
+  EXPECT_NE(def.describe().find("message ratio"), std::string::npos);
+  // The keys do not depend on the ratio.
+  const BootstrappingKeys keys = def.generate_keys(e.keygen, e.sk, false);
+  const u32 slots = e.ctx->max_slots();
+  const auto random = random_slots(slots);
+  const std::vector<Cplx> constant(slots, std::polar(0.9, 0.7));
+  const double rd = bits(e.decrypt(def.bootstrap(e.encrypt(random, 0), keys)), random);
+  const double rw = bits(e.decrypt(wide.bootstrap(e.encrypt(random, 0), keys)), random);
+  const double cd = bits(e.decrypt(def.bootstrap(e.encrypt(constant, 0), keys)), constant);
+  const double cw = bits(e.decrypt(wide.bootstrap(e.encrypt(constant, 0), keys)), constant);
+  print_bits("random slots, ratio 2^7", rd);
+  print_bits("random slots, ratio 2^10", rw);
+  print_bits("constant 0.9 e^0.7i, ratio 2^7", cd);
+  print_bits("constant 0.9 e^0.7i, ratio 2^10", cw);
+  EXPECT_GE(rd, 12);
+  EXPECT_GE(rw, 12);
+  // (2 pi 0.9 2^-7)^2 / 6 * 0.9 = 2^-11.8; 2^-17.8 at 2^10.
+  EXPECT_GE(cd, 11);
+  EXPECT_LE(cd, 13);
+  EXPECT_GE(cw, 16);
+}
+
 }  // namespace
 }  // namespace theo::test

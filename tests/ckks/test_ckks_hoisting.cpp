@@ -46,6 +46,42 @@ TEST_F(HoistingTest, LinearCombinationRejectsBadInput) {
                LevelError);
 }
 
+// One pass over all products, bit-exact with a product and an addition per term.
+TEST_F(HoistingTest, MultiplyPlainSumMatchesProductsAndAdditions) {
+  Env& e = env();
+  const u32 slots = e.ctx->max_slots(), level = 4;
+  std::vector<Ciphertext> cts;
+  std::vector<Plaintext> pts;
+  std::vector<std::vector<Cplx>> xs, ds;
+  for (int k = 0; k < 3; ++k) {
+    xs.push_back(random_slots(slots));
+    ds.push_back(random_slots(slots));
+    cts.push_back(e.encrypt(xs.back(), level));
+    pts.push_back(e.encoder.encode(ds.back(), level));
+  }
+  const Ciphertext* c[] = {&cts[0], &cts[1], &cts[2]};
+  const Plaintext* p[] = {&pts[0], &pts[1], &pts[2]};
+  const Ciphertext fused = e.evaluator.multiply_plain_sum(c, p);
+  Ciphertext ref = e.evaluator.multiply_plain(cts[0], pts[0]);
+  for (int k = 1; k < 3; ++k)
+    e.evaluator.add_inplace(ref, e.evaluator.multiply_plain(cts[k], pts[k]));
+  EXPECT_EQ(hash_ct(*e.ctx, fused), hash_ct(*e.ctx, ref));
+  EXPECT_EQ(fused.level(), level);
+  std::vector<Cplx> want(slots);
+  for (u32 i = 0; i < slots; ++i)
+    want[i] = xs[0][i] * ds[0][i] + xs[1][i] * ds[1][i] + xs[2][i] * ds[2][i];
+  EXPECT_LT(report("multiply_plain_sum", kLogN, e.decrypt(e.evaluator.rescale(fused)), want),
+            -18.0);
+  // Bad input: counts, levels.
+  EXPECT_THROW(e.evaluator.multiply_plain_sum(std::span<const Ciphertext* const>(c, 2),
+                                              std::span<const Plaintext* const>(p, 3)),
+               ParameterError);
+  const Ciphertext low = e.encrypt(xs[0], level - 1);
+  const Ciphertext* mixed[] = {&cts[0], &low};
+  EXPECT_THROW(e.evaluator.multiply_plain_sum(mixed, std::span<const Plaintext* const>(p, 2)),
+               LevelError);
+}
+
 TEST_F(HoistingTest, DoubleHoistedSumOfRotationsMatchesPlaintext) {
   Env& e = env();
   const u32 slots = e.ctx->max_slots();

@@ -34,6 +34,18 @@ struct BootstrapConfig {
   u32 arcsine_degree = 0;  // 0: no arcsine correction
   std::optional<EvalModParams> evalmod;  // overrides the derived parameters
   bool min_keys = false;                 // +-2^k rotation keys only (slower, fewer keys)
+  // log2 of q0 / Delta' at ModRaise, Delta' = 2^k Delta_0 (k >= 0: the level-0 input is
+  // multiplied by 2^k, exactly, before ModRaise). Every noise added from ModRaise through EvalMod
+  // reaches the output multiplied by q0 / Delta', so a small ratio is more precise; but EvalMod
+  // computes sin(2 pi x) / (2 pi) for x = Delta' m_j / q0, whose relative error (2 pi x)^2 / 6
+  // grows with the message's polynomial coefficients m_j. Random slots |z| <= 1 at N = 2^16 have
+  // coefficients of ~2^-9 and lose nothing at the default 2^7 (bootparam_40 on the CPU: 2^5 21.8
+  // bits, 2^6 22.0, 2^7 21.0, 2^10 = no scaling 18.1); a constant vector (m_0 = z) keeps about
+  // 2 ratio - 2.7 bits (11.3 at 2^7, 17.3 at 2^10). 0: the default, kDefaultMessageRatioBits at
+  // 2^15 slots plus one per halving of the slots below that (fewer slots, larger coefficients),
+  // and never above q0 / Delta_0 (no scaling).
+  u32 message_ratio_bits = 0;
+  static constexpr u32 kDefaultMessageRatioBits = 7;
 };
 
 // Everything bootstrapping needs beyond the Context: made by Bootstrapper::generate_keys.
@@ -66,6 +78,8 @@ class Bootstrapper {
   u32 output_level() const { return output_level_; }
   u32 slots() const { return slots_; }
   const EvalModParams& evalmod_params() const;
+  // log2(q0 / Delta') actually used (see BootstrapConfig::message_ratio_bits).
+  double message_ratio_bits() const;
   // The level plan and parameters, one line each.
   std::string describe() const;
 
@@ -84,7 +98,7 @@ class Bootstrapper {
                           const std::vector<std::complex<double>>& message,
                           const Decryptor& decryptor) const;
 
-  // Stages, exposed for tests and benchmarks.
+  // Stages, exposed for tests and benchmarks. mod_raise scales the input up to Delta' first.
   Ciphertext mod_raise(const Ciphertext& ct_level0, const BootstrappingKeys& keys) const;
   Ciphertext coeff_to_slot(const Ciphertext& raised, const GaloisKeys& keys) const;
   // CoeffToSlot's output w -> Re w and Im w through EvalMod -> recombined, ready for SlotToCoeff.

@@ -71,6 +71,8 @@ class LinearTransform {
   std::optional<Ciphertext> prepare_input(const Evaluator& ev, const Ciphertext& ct0) const;
   ExtendedCiphertext evaluate_double_hoisted(const Evaluator& ev, const Ciphertext& ct,
                                              const GaloisKeys& keys) const;
+  std::vector<Ciphertext> min_keys_babies(const Evaluator& ev, const Ciphertext& ct,
+                                          const GaloisKeys& keys) const;
   struct Giant {
     u32 shift = 0;                              // rotation g * stride
     std::vector<std::pair<u32, Plaintext>> bs;  // (baby index into babies_, diagonal)

@@ -52,6 +52,11 @@ class Evaluator {
   Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
                                     const RelinKey& rlk) const;
   Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& b) const;
+  // sum_k cts[k] * pts[k] in one pass (Backend::key_mult) instead of a product and an addition
+  // per term. Relinearized ciphertexts and plaintexts all at one level; all products must carry
+  // the same scale.
+  Ciphertext multiply_plain_sum(std::span<const Ciphertext* const> cts,
+                                std::span<const Plaintext* const> pts) const;
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& b) const;
   // Multiplies every slot by c; c is encoded at scale `const_scale` (default Delta_level), which
   // the result's scale is multiplied by. Complex c = x + iy is applied as x*ct + y*(X^(N/2) ct).
