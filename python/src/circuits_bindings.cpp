@@ -401,8 +401,12 @@ void bind_circuits(nb::module_& m) {
             });
           },
           "ciphertext"_a, nb::arg("relin_key").none() = nb::none(),
-          "ct holds real y = x / K at its level's default scale; returns sin(2 pi x) (or 2 pi "
-          "(x mod 1) with the arcsine correction) at level ct.level - params.depth.")
+          "ct holds real y = x / input_divisor (K + 1/4) at its level's default scale; returns "
+          "sin(2 pi x) (or 2 pi (x mod 1) with the arcsine correction) at level "
+          "ct.level - params.depth.")
+      .def_prop_ro(
+          "input_divisor", [](const WEvalMod& e) { return e.em->input_divisor(); },
+          "K + 1/4: evaluate() takes y = x / input_divisor.")
       .def(
           "reference", [](const WEvalMod& e, double y) { return e.em->reference(y); }, "y"_a,
           "Plaintext reference of the same computation.")
@@ -410,7 +414,7 @@ void bind_circuits(nb::module_& m) {
           "params", [](const WEvalMod& e) { return e.em->params(); }, "The parameters.")
       .def_prop_ro(
           "cosine", [](const WEvalMod& e) { return e.em->cosine(); },
-          "The cosine interpolant (a ChebyshevSeries).");
+          "The cosine interpolant (a ChebyshevSeries in z = 2 v^2 - 1, v the shifted input).");
 
   // ---- Bootstrapping -------------------------------------------------------------------------
   nb::class_<WBootstrappingKeys>(

@@ -155,9 +155,11 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
     m.raise_plan = c.backend().make_bconv(b0, m.raise_rest, /*exact=*/true);
   }
   const long double gap = static_cast<long double>(c.max_slots() / slots_);
-  // Slots after CoeffToSlot: P u / (2 q0 K) (u: coefficients of the raised phase, times `gap`
-  // after SubSum), so Re and Im come out as t / (q0 K) in [-1, 1].
-  const long double cts_scale = m.raised_scale / (2 * m.q0 * emp.k_bound * gap);
+  // Slots after CoeffToSlot: P u / (2 q0 D) (u: coefficients of the raised phase, times `gap`
+  // after SubSum; D = K + 1/4, EvalMod's input divisor), so Re and Im come out as t / (q0 D) in
+  // (-1, 1).
+  const long double cts_scale =
+      m.raised_scale / (2 * m.q0 * static_cast<long double>(m.mod->input_divisor()) * gap);
   const LinearTransformOptions lt_opts{0, config.min_keys, std::nullopt};
   m.cts_scale = cts_scale;
   const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(cts_scale));

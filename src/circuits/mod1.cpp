@@ -1,5 +1,6 @@
 #include "theo/circuits/mod1.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -13,10 +14,28 @@ namespace {
 
 constexpr double kTwoPi = 2 * std::numbers::pi;
 
+// cos(2 pi (x - 1/4) / 2^r) is even in v = (x - 1/4) / (K + 1/4), so it is a function of
+// z = T_2(v) = 2 v^2 - 1: its Chebyshev series in v has only even terms, and T_2k(v) = T_k(z). The
+// interpolant in z of degree (degree - 1) / 2 is the even degree-(degree - 1) interpolant in v, at
+// half the products of a full degree-`degree` series.
 ChebyshevSeries cosine_series(u32 k, u32 r, u32 degree) {
-  const double kk = k, scale = std::ldexp(1.0, -static_cast<int>(r));
-  return chebyshev_fit([=](double y) { return std::cos(kTwoPi * (kk * y - 0.25) * scale); }, -1, 1,
-                       degree);
+  const double kk = k + 0.25, scale = std::ldexp(1.0, -static_cast<int>(r));
+  return chebyshev_fit(
+      [=](double z) {
+        const double v = std::sqrt(std::max(0.0, (z + 1) / 2));
+        return std::cos(kTwoPi * kk * v * scale);
+      },
+      -1, 1, (degree - 1) / 2);
+}
+
+// The shift that turns the input y = x / (K + 1/4) into v = y - 1 / (4 K + 1).
+double input_shift(u32 k) {
+  return -1.0 / (4.0 * k + 1.0);
+}
+
+double cosine_at(const ChebyshevSeries& q, u32 k, double y) {
+  const double v = y + input_shift(k);
+  return q(2 * v * v - 1);
 }
 
 // Taylor series of arcsin up to odd `degree`, rewritten in the Chebyshev basis on [-1, 1]
@@ -86,7 +105,7 @@ EvalModParams EvalModParams::derive(u32 hamming_weight, u32 log_n, u32 level0_li
       for (int i = -static_cast<int>(k) + 1; i < static_cast<int>(k); ++i) {
         for (double eps = -1.0 / 64; eps <= 1.0 / 64; eps += 1.0 / 512) {
           const double x = i + eps;
-          double c = p(x / k);
+          double c = cosine_at(p, k, x / (k + 0.25));
           for (u32 j = 0; j < r; ++j)
             c = 2 * c * c - 1;
           err = std::max(err, std::abs(c - std::sin(kTwoPi * x)));
@@ -122,8 +141,11 @@ EvalModParams EvalModParams::derive(u32 hamming_weight, u32 log_n, u32 level0_li
 }
 
 EvalMod::EvalMod(const EvalModParams& params) : params_(params) {
-  if (params.k_bound == 0 || params.degree == 0) {
-    throw ParameterError("EvalMod: K and the degree must be positive");
+  if (params.k_bound == 0) throw ParameterError("EvalMod: K must be positive");
+  if (params.degree < 3 || params.degree % 2 == 0) {
+    throw ParameterError("EvalModParams.degree: " + std::to_string(params.degree) +
+                         " is not an odd degree >= 3 (the cosine is evaluated as an even "
+                         "polynomial of degree - 1 in the shifted input)");
   }
   if (params.arcsine_degree != 0 && params.arcsine_degree % 2 == 0) {
     throw ParameterError("EvalMod: the arcsine degree must be odd");
@@ -132,8 +154,12 @@ EvalMod::EvalMod(const EvalModParams& params) : params_(params) {
   if (params.arcsine_degree) arcsine_ = arcsine_series(params.arcsine_degree);
 }
 
+double EvalMod::input_divisor() const {
+  return params_.k_bound + 0.25;
+}
+
 double EvalMod::reference(double y) const {
-  double c = cos_(y);
+  double c = cosine_at(cos_, params_.k_bound, y);
   for (u32 j = 0; j < params_.double_angles; ++j)
     c = 2 * c * c - 1;
   return params_.arcsine_degree ? arcsine_(c) : c;
@@ -162,7 +188,13 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
   ChebyshevSeries cs = cos_;
   for (double& x : cs.coeffs)
     x *= static_cast<double>(amp[0]);
-  Ciphertext c = pe.evaluate(ct, cs);
+  // v = y - 1 / (4K + 1), z = 2 v^2 - 1 (the factor 2 rides on one operand, exactly), then the
+  // series in z.
+  Ciphertext v = ev.clone(ct);
+  ev.add_const_inplace(v, input_shift(params_.k_bound));
+  Ciphertext z = ev.multiply_relin_rescale(ev.multiply_integer(v, 2), v, rlk);
+  ev.add_const_inplace(z, -1.0);
+  Ciphertext c = pe.evaluate(z, cs);
   for (u32 j = 0; j < r; ++j) {
     const i64 a2 = amp[j] * amp[j];
     // The integer factor rides on one operand (exact), so relinearization and rescale merge.

@@ -1,5 +1,5 @@
-// EvalMod on slots x = I + eps (|I| < K, |eps| small) encoded as y = x / K: the result must be
-// sin(2 pi x) (= the plaintext model) with the arcsine correction off, 2 pi eps with it on.
+// EvalMod on slots x = I + eps (|I| < K, |eps| small) encoded as y = x / (K + 1/4): the result must
+// be sin(2 pi x) (= the plaintext model) with the arcsine correction off, 2 pi eps with it on.
 
 #include <numbers>
 #include <random>
@@ -23,7 +23,7 @@ void run(const EvalModParams& params, const char* name, double min_bits) {
   for (u32 i = 0; i < n; ++i) {
     const double ep = eps(rng);
     const double x = ii(rng) + ep;
-    y[i] = x / params.k_bound;
+    y[i] = x / mod.input_divisor();
     want[i] =
         params.arcsine_degree ? 2 * std::numbers::pi * ep : std::sin(2 * std::numbers::pi * x);
     model[i] = mod.reference(y[i].real());

@@ -2,11 +2,15 @@
 // EvalMod: homomorphic reduction modulo 1 of slot values x = t / q0 that lie near integers,
 // x = I + eps with |I| < K, |eps| << 1 (what ModRaise leaves: t = Delta m + q0 I).
 //
-// Han-Ki (CT-RSA 2020): a Chebyshev interpolant of cos(2 pi (K y - 1/4) / 2^r) on y = x / K in
-// [-1, 1], then r double angles cos(2a) = 2 cos(a)^2 - 1, giving cos(2 pi x - pi / 2) =
-// sin(2 pi x) ~ 2 pi eps. An optional arcsine correction (Bossuat et al., Eurocrypt 2021) turns
-// sin(2 pi eps) into 2 pi eps exactly up to its Taylor remainder. The caller folds 1 / (q0 K) in
-// before (CoeffToSlot) and q0 / (2 pi Delta) after (SlotToCoeff), so neither costs a level here.
+// Han-Ki (CT-RSA 2020): an interpolant of cos(2 pi (x - 1/4) / 2^r), then r double angles
+// cos(2a) = 2 cos(a)^2 - 1, giving cos(2 pi x - pi / 2) = sin(2 pi x) ~ 2 pi eps. The input is
+// y = x / (K + 1/4) in (-1, 1) (input_divisor()); shifted by a quarter period to
+// v = (x - 1/4) / (K + 1/4) the cosine is even in v, so it is evaluated as a series in
+// z = T_2(v) = 2 v^2 - 1 of degree (degree - 1) / 2 (the anchor library's even polynomial): the
+// same depth as a degree-`degree` series at about half its products. An optional arcsine
+// correction (Bossuat et al., Eurocrypt 2021) turns sin(2 pi eps) into 2 pi eps exactly up to its
+// Taylor remainder. The caller folds 1 / (q0 (K + 1/4)) in before (CoeffToSlot) and
+// q0 / (2 pi Delta) after (SlotToCoeff), so neither costs a level here.
 
 #include <optional>
 
@@ -18,7 +22,7 @@ namespace theo {
 struct EvalModParams {
   u32 k_bound = 12;            // K: |I| < K
   u32 double_angles = 3;       // r
-  u32 degree = 31;             // of the cosine interpolant
+  u32 degree = 31;             // odd: the cosine is an even polynomial of degree - 1
   u32 arcsine_degree = 0;      // 0: none; else odd Taylor degree (3, 5, ...)
   double estimated_error = 0;  // model estimate of max |output - 2 pi eps| (informational)
 
@@ -39,9 +43,9 @@ class EvalMod {
  public:
   explicit EvalMod(const EvalModParams& params);
 
-  // ct: real slots y = x / K at the default scale of its level. Returns sin(2 pi x) (or, with the
-  // arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level ct.level() - depth(), default
-  // scale.
+  // ct: real slots y = x / input_divisor() at the default scale of its level. Returns sin(2 pi x)
+  // (or, with the arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level
+  // ct.level() - depth(), default scale.
   // `gain` (an integer) multiplies the result for free inside the last double angle (2g c^2 - g)
   // or the arcsine's coefficients: the integer signal leaving EvalMod then stays far above the
   // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
@@ -49,8 +53,11 @@ class EvalMod {
                       const Ciphertext& ct, i64 gain = 1) const;
   // Plaintext reference of the same computation.
   double reference(double y) const;
+  // K + 1/4: the input is y = x / (K + 1/4).
+  double input_divisor() const;
 
   const EvalModParams& params() const { return params_; }
+  // The cosine's series in z = T_2(v) (see the top of this file).
   const ChebyshevSeries& cosine() const { return cos_; }
 
  private:
