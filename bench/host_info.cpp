@@ -1,11 +1,15 @@
 #include "host_info.h"
 
+#include "bench_commit.h"
+
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <string>
+#include <string_view>
 
 namespace theo::bench {
 
@@ -30,13 +34,29 @@ std::string git(const std::string& args) {
 
 }  // namespace
 
+namespace {
+
+// The commit this binary was built from (bench_commit.h, stamped at build time), "" if unknown.
+std::string built_from() {
+  const std::string stamp = THEO_BENCH_GIT_COMMIT;
+  return stamp == "unknown" ? "" : stamp;
+}
+
+constexpr std::string_view kDirty = "-dirty";
+
+}  // namespace
+
 std::string git_commit() {
-  const std::string now = git("rev-parse HEAD");
-  return now.empty() ? std::string(THEO_BENCH_GIT_COMMIT) : now;
+  std::string c = built_from();
+  if (c.empty()) return git("rev-parse HEAD");
+  if (c.ends_with(kDirty)) c.resize(c.size() - kDirty.size());
+  return c;
 }
 
 bool git_dirty() {
-  return !git("status --porcelain --untracked-files=no").empty();
+  const std::string c = built_from();
+  if (c.empty()) return !git("status --porcelain --untracked-files=no").empty();
+  return c.ends_with(kDirty);
 }
 
 std::string utc_now() {

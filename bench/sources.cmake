@@ -1,13 +1,14 @@
 # theo_bench: benchmark cases from a registry (bench_case.h), one JSON record per op.
 # Scheme-level cases go in their own bench/*_cases.cpp, listed here.
-set(THEO_BENCH_GIT_COMMIT "unknown")
-find_package(Git QUIET)
-if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD
-                  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-                  OUTPUT_VARIABLE THEO_BENCH_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE
-                  ERROR_QUIET)
-endif()
+# The commit is stamped at build time (bench_commit.h), for JSON written by binaries carried to a
+# machine without git.
+set(THEO_BENCH_COMMIT_HEADER ${CMAKE_CURRENT_BINARY_DIR}/generated/bench_commit.h)
+add_custom_target(theo_bench_commit
+  COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR} -DOUT=${THEO_BENCH_COMMIT_HEADER}
+          -P ${CMAKE_CURRENT_LIST_DIR}/write_commit.cmake
+  BYPRODUCTS ${THEO_BENCH_COMMIT_HEADER}
+  COMMENT "Stamping the benchmark's git commit"
+  VERBATIM)
 
 add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/main.cpp
@@ -20,11 +21,11 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/scheme_env.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph_cases.cpp)
 target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+add_dependencies(theo_bench theo_bench_commit)
 # device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
-target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_compile_definitions(theo_bench PRIVATE
-  THEO_BENCH_GIT_COMMIT="${THEO_BENCH_GIT_COMMIT}"
-  THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src
+                                              ${CMAKE_CURRENT_BINARY_DIR}/generated)
+target_compile_definitions(theo_bench PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 theo_target_warnings(theo_bench)
 
 # theo_bench --model: the traffic model of the mechanisms and a bootstrapping (model_bench.h).
