@@ -55,6 +55,9 @@ TEST(Bootstrap, MessageRatioTradeOff) {
   EXPECT_NEAR(wide.message_ratio_bits(), 10, 0.1);
   EXPECT_NEAR(dflt.message_ratio_bits(), 10, 0.1);
   EXPECT_NE(def.describe().find("message ratio"), std::string::npos);
+  BootstrapConfig bad;
+  bad.message_ratio_bits = 61;
+  EXPECT_THROW(Bootstrapper(e.ctx, bad), ParameterError);
   // The keys do not depend on the ratio.
   const BootstrappingKeys keys = def.generate_keys(e.keygen, e.sk, false);
   const u32 slots = e.ctx->max_slots();
