@@ -126,7 +126,8 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
                            " is above 60");
     }
     const long double room = std::log2(m.q0 / c.default_scale(0)) - ratio;
-    const int k = room > 0 ? static_cast<int>(std::floor(room + 1e-9L)) : 0;
+    // A tenth of a bit of slack: q0 / Delta_0 = 2^9.96 (n16_s40_boot) still scales by 2^3.
+    const int k = room > -0.1L ? static_cast<int>(std::floor(room + 0.1L)) : 0;
     m.scale_up = i64{1} << std::min(k, 40);
   }
   m.raised_scale = c.default_scale(m.top);
