@@ -325,10 +325,12 @@ std::vector<Ciphertext> LinearTransform::min_keys_babies(const Evaluator& ev, co
       }
     }
     if (rots.empty()) continue;
-    std::vector<Ciphertext> r = rots.size() == 1
-                                    ? std::vector<Ciphertext>{}
-                                    : ev.rotate_hoisted(from, std::span<const int>(rots), keys);
-    if (rots.size() == 1) r.push_back(ev.rotate(from, rots[0], keys));
+    std::vector<Ciphertext> r;
+    if (rots.size() == 1) {
+      r.push_back(ev.rotate(from, rots[0], keys));
+    } else {
+      r = ev.rotate_hoisted(from, std::span<const int>(rots), keys);
+    }
     for (std::size_t k = 0; k < targets.size(); ++k)
       out[targets[k]] = std::move(r[k]);
   }
