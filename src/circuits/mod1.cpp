@@ -190,8 +190,7 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
     x *= static_cast<double>(amp[0]);
   // v = y - 1 / (4K + 1), z = 2 v^2 - 1 (the factor 2 rides on one operand, exactly), then the
   // series in z.
-  Ciphertext v = ev.clone(ct);
-  ev.add_const_inplace(v, input_shift(params_.k_bound));
+  const Ciphertext v = ev.add_const(ct, input_shift(params_.k_bound));
   Ciphertext z = ev.multiply_relin_rescale(ev.multiply_integer(v, 2), v, rlk);
   ev.add_const_inplace(z, -1.0);
   Ciphertext c = pe.evaluate(z, cs);
