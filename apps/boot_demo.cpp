@@ -4,14 +4,16 @@
 //   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
 //                  [--evalmod-r r --evalmod-degree d] [--ratio b] [--phases] [--diagnose]
-//                  [--graph]
+//                  [--graph] [--profile]
 //
 // --ratio sets BootstrapConfig::message_ratio_bits (log2 q0 / Delta' at ModRaise);
 // --evalmod-r / --evalmod-degree fix EvalMod's double angles and cosine degree (K stays derived);
 // --phases also times each stage (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) with a
 // synchronization after each; --diagnose prints the error each stage adds (full slots; it decrypts
 // every stage with the secret key, so it is a diagnostic, not a server-side operation); --graph
-// captures the bootstrapping once as a CUDA Graph (Context::capture) and replays it per input.
+// captures the bootstrapping once as a CUDA Graph (Context::capture) and replays it per input;
+// --profile wraps the last run's bootstrap in a profiler range (Backend::profiler_range), e.g. for
+// `ncu --profile-from-start off --metrics gpu__time_duration.sum theo_boot_demo ... --profile`.
 //
 // --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
@@ -40,7 +42,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
-               "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph]\n");
+               "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph] [--profile]\n");
   return 2;
 }
 
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   bool phases = false;
   bool diagnose = false;
   bool graph = false;
+  bool profile = false;
   theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -111,6 +114,8 @@ int main(int argc, char** argv) {
       diagnose = true;
     } else if (a == "--graph") {
       graph = true;
+    } else if (a == "--profile") {
+      profile = true;
     } else if (a == "--insecure") {
       opts.allow_insecure = true;
     } else if (!a.empty() && a[0] != '-') {
@@ -173,6 +178,8 @@ int main(int argc, char** argv) {
       }
       if (graph) boot_graph.set_input(graph_in, ct);
       ctx->backend().synchronize();
+      const bool profiled = profile && r + 1 == runs;
+      if (profiled) ctx->backend().profiler_range(true);
       const auto t0 = std::chrono::steady_clock::now();
       theo::Ciphertext out;
       if (graph) {
@@ -181,6 +188,7 @@ int main(int argc, char** argv) {
         out = boot.bootstrap(ct, keys);
       }
       ctx->backend().synchronize();
+      if (profiled) ctx->backend().profiler_range(false);
       if (graph) out = evaluator.clone(graph_out);
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

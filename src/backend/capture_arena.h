@@ -13,6 +13,10 @@
 //    dies. Adopted blocks are never reused, since their first use in a replay is a read.
 // Allocations after the capture ended (through a handle copied from an output's buffer) are plain
 // upstream blocks: freeing them frees them.
+//  * Inside a fork (Backend::fork, with set_fork): a lane may take blocks freed before the fork
+//    and blocks it made and freed itself; a block the other lane may still use (made before the
+//    fork, or by the other lane) waits until join(). The lanes are concurrent graph branches, so
+//    capture order alone no longer orders a reuse after the last use.
 
 #include <cstddef>
 #include <map>
@@ -21,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/fork_state.h"
 #include "theo/ring/poly.h"
 
 namespace theo {
@@ -41,6 +46,10 @@ class CaptureArena final : public Allocator {
   void adopt(u32* ptr, std::size_t words) noexcept;
   // The capture ended (or was aborted): blocks of the capture are no longer reused.
   void close() noexcept;
+  // The backend's fork state, whose lanes split reuse while a fork is open (null: one lane).
+  void set_fork(ForkState* fork) noexcept { fork_ = fork; }
+  // The fork's join edge is captured: every block freed inside the fork is reusable by anyone.
+  void join() noexcept;
 
  private:
   struct Block {
@@ -53,6 +62,12 @@ class CaptureArena final : public Allocator {
   std::vector<Block> owned_;  // made during the capture (free or not), plus adopted blocks
   std::unordered_map<const u32*, std::size_t> captured_;  // the capture's own blocks -> words
   std::multimap<std::size_t, u32*> free_;                 // words -> free block of the capture
+  ForkState* fork_ = nullptr;
+  std::multimap<std::size_t, u32*> lane_free_[2];  // freed by the lane that made them (in a fork)
+  std::multimap<std::size_t, u32*> held_;          // freed in a fork, reusable after join()
+
+  // Best fit from `list`, at most twice the request; null if none.
+  static u32* take(std::multimap<std::size_t, u32*>& list, std::size_t words);
 };
 
 }  // namespace theo

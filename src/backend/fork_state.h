@@ -6,12 +6,19 @@
 // that thread's ops go to the branch lane and only its host-side calls are refused meanwhile;
 // other threads keep issuing on the main lane, and a second thread's fork() waits until the first
 // one joins (there is one branch stream).
+//
+// Memory inside a fork: a block the owner allocates after fork() belongs to the lane issuing at
+// the time. Freed while that lane still issues, it may be reused by that lane at once (every op
+// that touched it is that lane's, earlier in its order). Any other block the owner frees inside
+// the fork may still be in use on the other lane, so it is held until join(). Allocators ask
+// on_free() which rule applies; other threads' blocks keep the normal rules.
 
 #include <atomic>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "theo/errors.h"
 
@@ -34,6 +41,7 @@ class ForkState {
   }
   void join() {
     if (!mine()) throw BackendError("join: no fork is open");
+    tags_.clear();
     owner_.store(std::thread::id());
     lane_ = Lane::kMain;
     busy_.unlock();
@@ -43,6 +51,22 @@ class ForkState {
   bool open() const { return mine(); }
   // Where the calling thread's ops go now.
   Lane lane() const { return mine() ? lane_ : Lane::kMain; }
+  // What a free of block p means (the memory rules above): kNormal outside the calling
+  // thread's fork, kLane when the issuing lane allocated p inside the fork (reusable by that lane
+  // now), kHold otherwise (keep it until join()).
+  enum class FreeRule { kNormal, kLane, kHold };
+  void note_alloc(const void* p) {
+    if (mine()) tags_[p] = lane_;
+  }
+  FreeRule on_free(const void* p) {
+    if (!mine()) return FreeRule::kNormal;
+    const auto it = tags_.find(p);
+    if (it == tags_.end()) return FreeRule::kHold;
+    const bool same = it->second == lane_;
+    tags_.erase(it);
+    return same ? FreeRule::kLane : FreeRule::kHold;
+  }
+
   // Host-side work (upload, download, capture begin / end) waits for neither stream's branch
   // bookkeeping; it belongs before fork() or after join().
   void refuse(std::string_view op) const {
@@ -60,6 +84,7 @@ class ForkState {
   // only by its writer.
   std::atomic<std::thread::id> owner_{};
   Lane lane_ = Lane::kMain;
+  std::unordered_map<const void*, Lane> tags_;  // blocks allocated inside the fork, by lane
 };
 
 }  // namespace theo

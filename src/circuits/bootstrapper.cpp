@@ -15,6 +15,7 @@
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
+#include "theo/ring/fork_scope.h"
 
 namespace theo {
 
@@ -366,8 +367,21 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   const Impl& m = *impl_;
   const i64 half = static_cast<i64>(ctx_->n() / 2);
   const PolynomialEvaluator pe(m.ev, keys.relin);
-  Ciphertext mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
-  Ciphertext mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
+  Backend& be = ctx_->backend();
+  Ciphertext mre, mim;
+  // The real and imaginary parts are independent until the sum: with pipelining, the real part
+  // runs on the backend's second stream while the imaginary part runs on the first, so each
+  // part's small kernels fill what the other leaves idle (Theodosian §IV-B). Same words.
+  if (ctx_->options().optimizations.pipelining && !be.forked()) {
+    ForkScope fork(be);
+    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
+    be.end_fork();
+    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
+    fork.join();
+  } else {
+    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
+    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
+  }
   m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
   return mre;
 }

@@ -285,10 +285,7 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
         std::vector<ConstPolyRef> digits;
         for (const RnsPoly& d : up.digits)
           digits.push_back(d.cref());
-        ks.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g);
-        const ConstPolyRef c0_in[] = {c0p[j].cref()};
-        const u32 gs[] = {g};
-        be.automorphism_sum(c0_in, gs, e.c0.slice(0, limbs), /*accumulate=*/true);
+        ks.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g, c0p[j].cref());
       }
       out.push_back(std::move(e));
     }

@@ -109,11 +109,9 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
       be.fill_zero(e.c0.slice(limbs, ctx_->alpha()));
       be.fill_zero(e.c1.slice(limbs, ctx_->alpha()));
     } else {
-      // phi_g commutes with ModUp, so the shared digits are read through phi_g by KeyMult.
-      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g);
-      const ConstPolyRef c0_in[] = {c0p.cref()};
-      const u32 ks[] = {g};
-      be.automorphism_sum(c0_in, ks, e.c0.slice(0, limbs), /*accumulate=*/true);
+      // phi_g commutes with ModUp, so the shared digits are read through phi_g by KeyMult,
+      // which adds phi_g(P c0) to the Q_l part in the same pass.
+      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g, c0p.cref());
     }
     out.push_back(std::move(e));
   }

@@ -10,45 +10,18 @@
 
 #include <string>
 
+#include "ckks/bconv_jobs.h"
 #include "ckks/fusion.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/errors.h"
+#include "theo/ring/fork_scope.h"
 #include "theo/ring/traffic.h"
 
 namespace theo {
 
-namespace {
-
-// An open fork of the backend, joined when the scope ends however it ends: temporaries made
-// before it are freed after it (the stream-ordered pool frees on the first stream only), and an
-// exception on the branch does not leave the backend forked.
-class ForkScope {
- public:
-  explicit ForkScope(Backend& be) : be_(be) { be_.fork(); }
-  ForkScope(const ForkScope&) = delete;
-  ForkScope& operator=(const ForkScope&) = delete;
-  ~ForkScope() {
-    if (joined_) return;
-    try {
-      be_.join();
-    } catch (...) {  // already unwinding from the branch's error; that one is reported
-    }
-  }
-  void join() {
-    joined_ = true;
-    be_.join();
-  }
-
- private:
-  Backend& be_;
-  bool joined_ = false;
-};
-
-}  // namespace
-
 void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
                                 const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part,
-                                u32 galois) const {
+                                u32 galois, ConstPolyRef add_q0) const {
   const TrafficScope scope("KeyMult");
   const LevelData& lv = ctx_->level(level);
   if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
@@ -69,9 +42,15 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
     kb.push_back(key.b(chunk).slice(key_start, count));
     ka.push_back(key.a(chunk).slice(key_start, count));
   }
+  if (add_q0.words() != 0 && (galois <= 1 || !(add_q0.basis == lv.q_basis))) {
+    throw ParameterError(
+        "KeySwitcher::key_mult: add_q0 needs a Galois element and must be over Q_l of level " +
+        std::to_string(level));
+  }
   if (galois > 1) {
     ctx_->backend().key_mult_automorphed(d, galois, kb, ka, out0.slice(start, count),
-                                         out1.slice(start, count));
+                                         out1.slice(start, count),
+                                         p_part ? ConstPolyRef{} : add_q0);
   } else {
     ctx_->backend().key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
   }
@@ -98,8 +77,10 @@ void KeySwitcher::mod_down_lift(std::span<const PolyRef> in, std::span<const Pol
     p_parts.push_back(in[i].slice(lv.limbs, ctx_->alpha()));
   }
   be.intt(p_parts, lv.mod_down_intt_consts);
+  std::vector<BConvJob> jobs;
   for (std::size_t i = 0; i < in.size(); ++i)
-    be.bconv_matmul(*lv.mod_down, p_parts[i], out[i]);
+    jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
+  detail::bconv_matmul_jobs(*ctx_, jobs);
   if (!detail::fusion_enabled(*ctx_)) be.ntt(out);
 }
 
@@ -152,7 +133,8 @@ void KeySwitcher::key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> d
     out_refs.push_back(out0[i]);
     out_refs.push_back(out1[i]);
   }
-  if (!ctx_->options().optimizations.pipelining) {
+  // Inside a caller's fork (e.g. the bootstrapper's two EvalMod lanes) the lanes already overlap.
+  if (!ctx_->options().optimizations.pipelining || be.forked()) {
     for (std::size_t i = 0; i < n; ++i)
       key_mult_into(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], g_of(i));
     mod_down_scheduled(ext_refs, out_refs, level);

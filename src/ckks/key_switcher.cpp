@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "ckks/bconv_jobs.h"
 #include "ckks/fusion.h"
 #include "theo/errors.h"
 #include "theo/ring/traffic.h"
@@ -74,6 +75,7 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
     be.intt(coeff_refs, lv.mod_up_intt_consts);
   }
   std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
+  std::vector<BConvJob> jobs;      // every digit's conversions, issued together
   for (std::size_t k = 0; k < lv.digits.size(); ++k) {
     const DigitPlan& d = lv.digits[k];
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -81,16 +83,17 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
       const ConstPolyRef digit = coeffs[i].slice(d.start, d.count);
       if (d.to_before) {
         const PolyRef before = out.slice(0, d.start);
-        be.bconv_matmul(*d.to_before, digit, before);
+        jobs.push_back({d.to_before.get(), digit, before});
         converted.push_back(before);
       }
       const u32 after_start = d.start + d.count;
       const PolyRef after = out.slice(after_start, out.limbs() - after_start);
-      be.bconv_matmul(*d.to_after, digit, after);
+      jobs.push_back({d.to_after.get(), digit, after});
       converted.push_back(after);
       if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
     }
   }
+  detail::bconv_matmul_jobs(*ctx_, jobs);
   if (fused)
     be.ntt(converted);
   else
@@ -104,10 +107,10 @@ ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
 }
 
 void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
-                                const SwitchingKey& key, PolyRef out0, PolyRef out1,
-                                u32 galois) const {
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1, u32 galois,
+                                ConstPolyRef add_q0) const {
   // The Q_l limbs, then the P limbs: the same two passes the pipelined path splits apart.
-  key_mult_part(digits, level, key, out0, out1, /*p_part=*/false, galois);
+  key_mult_part(digits, level, key, out0, out1, /*p_part=*/false, galois, add_q0);
   key_mult_part(digits, level, key, out0, out1, /*p_part=*/true, galois);
 }
 
@@ -160,10 +163,12 @@ void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef>
     // BConv straight into the outputs, then one NTT whose last phase applies the tail
     // (u_Q - .) * P^-1 (Cheddar Seq.3): no lifted temporary and no separate sub_mul_scalar.
     std::vector<ConstPolyRef> u_q;
+    std::vector<BConvJob> jobs;
     for (std::size_t i = 0; i < in.size(); ++i) {
-      be.bconv_matmul(*lv.mod_down, p_parts[i], out[i]);
+      jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
       u_q.push_back(in[i].slice(0, lv.limbs));
     }
+    detail::bconv_matmul_jobs(*ctx_, jobs);
     be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
     return;
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "ckks/bconv_jobs.h"
 #include "ckks/checks.h"
 #include "ckks/fusion.h"
 #include "theo/errors.h"
@@ -61,11 +62,13 @@ std::vector<RnsPoly> convert_and_finish(const Context& ctx, const RescalePlan& r
   Backend& be = ctx.backend();
   std::vector<RnsPoly> out;
   std::vector<PolyRef> out_refs;
+  std::vector<BConvJob> jobs;
   for (const ConstPolyRef& l : leaving) {
     out.push_back(be.make_poly(prev.q_basis));
-    be.bconv_matmul(*rs.bconv, l, out.back().ref());
+    jobs.push_back({rs.bconv.get(), l, out.back().ref()});
     out_refs.push_back(out.back().ref());
   }
+  bconv_matmul_jobs(ctx, jobs);
   if (rs.stay_count > 0 && fusion_enabled(ctx)) {
     be.ntt_sub_mul_scalar(out_refs, ntt_consts, stay_src, rs.stay_dst, stay_consts);
     return out;

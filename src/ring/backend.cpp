@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "theo/ring/shape_checks.h"
+
 namespace theo {
 
 Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
@@ -22,6 +24,14 @@ Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
                            ")");
     moduli_.push_back(make_modulus(q));
   }
+}
+
+void Backend::bconv_matmul_batch(std::span<const BConvJob> jobs) {
+  for (const BConvJob& j : jobs)
+    if (j.plan == nullptr) throw ParameterError("bconv_matmul_batch: a job has no plan");
+  checks::bconv_jobs_independent("bconv_matmul_batch", jobs);
+  for (const BConvJob& j : jobs)
+    bconv_matmul(*j.plan, j.in, j.out);
 }
 
 std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {

@@ -61,6 +61,26 @@ void no_alias(std::string_view op, std::string_view arg_a, ConstPolyRef a, std::
     fail(op, std::string(arg_a) + " and " + std::string(arg_b) + " overlap in memory");
 }
 
+void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, ConstPolyRef out0,
+                   ConstPolyRef out1) {
+  if (add0.words() == 0) return;
+  poly(op, "add0", be, add0);
+  same_shape(op, "out0", out0, "add0", add0);
+  no_alias(op, "add0", add0, "out0", out0);
+  no_alias(op, "add0", add0, "out1", out1);
+}
+
+void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs) {
+  for (std::size_t a = 0; a < jobs.size(); ++a) {
+    for (std::size_t b = 0; b < jobs.size(); ++b) {
+      if (a == b) continue;
+      const std::string out_a = indexed("jobs", a) + ".out";
+      no_alias(op, out_a, jobs[a].out, indexed("jobs", b) + ".out", jobs[b].out);
+      no_alias(op, out_a, jobs[a].out, indexed("jobs", b) + ".in", jobs[b].in);
+    }
+  }
+}
+
 std::string indexed(std::string_view name, std::size_t i) {
   // Built by appending: GCC 12 reports a false -Wrestrict on "literal" + std::string chains.
   std::string s(name);

@@ -140,6 +140,17 @@ class RecordingBackend final : public Backend {
         "bconv_matmul", [&] { return traffic_model::bconv(plan, in, out, false); },
         [&] { inner_->bconv_matmul(plan, in, out); });
   }
+  void bconv_matmul_batch(std::span<const BConvJob> jobs) override {
+    run(
+        "bconv_matmul",
+        [&] {
+          TrafficCost c;
+          for (const BConvJob& j : jobs)
+            c = traffic_model::sum(c, traffic_model::bconv(*j.plan, j.in, j.out, false));
+          return c;
+        },
+        [&] { inner_->bconv_matmul_batch(jobs); });
+  }
 
   // ---- element-wise -----------------------------------------------------------------------
   void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
@@ -220,11 +231,16 @@ class RecordingBackend final : public Backend {
   }
   void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                            PolyRef out0, PolyRef out1) override {
-    // Same words moved as key_mult: the digits are gathered through the permutation.
+                            PolyRef out0, PolyRef out1, ConstPolyRef add0) override {
+    // Same words moved as key_mult (the digits are gathered through the permutation), plus add0.
     run(
-        "key_mult_automorphed", [&] { return traffic_model::key_mult(digits, out0); },
-        [&] { inner_->key_mult_automorphed(digits, g, kb, ka, out0, out1); });
+        "key_mult_automorphed",
+        [&] {
+          TrafficCost c = traffic_model::key_mult(digits, out0);
+          c.bytes_read += 4.0 * static_cast<double>(add0.words());
+          return c;
+        },
+        [&] { inner_->key_mult_automorphed(digits, g, kb, ka, out0, out1, add0); });
   }
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
     run(
@@ -268,6 +284,7 @@ class RecordingBackend final : public Backend {
   // ---- second stream and cache: forwarded (no traffic of their own) -------------------------
   void fork() override { inner_->fork(); }
   void end_fork() override { inner_->end_fork(); }
+  bool forked() const override { return inner_->forked(); }
   void join() override { inner_->join(); }
   std::size_t l2_bytes() const override { return inner_->l2_bytes(); }
   void set_bconv_refined(bool on) override { inner_->set_bconv_refined(on); }
@@ -280,6 +297,7 @@ class RecordingBackend final : public Backend {
         [&] { inner_->sample_uniform(seed, stream_id, out); });
   }
   MemoryReport memory_report() const override { return inner_->memory_report(); }
+  void profiler_range(bool on) override { inner_->profiler_range(on); }
 
  private:
   // Forwards `op`; when recording, adds `cost()` (and in profiling mode the op's wall time

@@ -90,6 +90,18 @@ TrafficCost bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out, bool with
   return c;
 }
 
+TrafficCost sum(const TrafficCost& a, const TrafficCost& b) {
+  TrafficCost c;
+  c.polys = a.polys + b.polys;
+  c.limbs = a.limbs + b.limbs;
+  c.n = a.n != 0 ? a.n : b.n;
+  c.bytes_read = a.bytes_read + b.bytes_read;
+  c.bytes_written = a.bytes_written + b.bytes_written;
+  c.table_bytes = a.table_bytes + b.table_bytes;
+  c.macs = a.macs + b.macs;
+  return c;
+}
+
 TrafficCost elementwise(PolyRef out, u32 inputs, u32 macs_per_word) {
   const double w = words(out.limbs(), out.n);
   return {1, out.limbs(), out.n, kWordBytes * w * inputs, kWordBytes * w, 0, w * macs_per_word};

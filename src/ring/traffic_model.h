@@ -29,6 +29,8 @@ TrafficCost ntt_sub_mul_scalar(std::span<const PolyRef> polys, bool with_consts,
 // BConv: |S| N in, |D| N out, |S| |D| N multiply-adds (+ |S| N for the const mult of the full
 // bconv, + |D| N for the exact correction); the |D| x |S| matrix and per-prime constants once.
 TrafficCost bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out, bool with_const_mult);
+// Two costs of one call (a batch): polys, limbs, bytes and products added; n of either.
+TrafficCost sum(const TrafficCost& a, const TrafficCost& b);
 
 // Element-wise ops over one output: `inputs` full-size operands read, the output written,
 // `macs_per_word` products per output word.

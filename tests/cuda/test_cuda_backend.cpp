@@ -721,6 +721,67 @@ TEST(CudaBackend, BConvExact) {
   }
 }
 
+// bconv_matmul_batch: every job of a batch gives the words of its own bconv_matmul on the CPU:
+// ModUp-like runs of one source into several destinations, exact ModDown-like pairs, batches over
+// kMaxBConvBatch (several launches), mixed exactness and the tile kernel (one launch per job).
+TEST(CudaBackend, BConvMatmulBatch) {
+  struct Case {
+    u32 log_n, jobs, src;
+    bool exact, mixed;
+    u32 blocked;
+  };
+  for (const Case& c : {Case{16, 7, 12, false, false, 1}, Case{16, 2, 12, true, false, 1},
+                        Case{13, 20, 5, false, false, 1}, Case{13, 3, 14, false, true, 1},
+                        Case{12, 4, 36, true, false, 1}, Case{12, 3, 12, false, false, 0}}) {
+    Pair& p = backends(c.log_n);
+    cuda::Tuning t;
+    t.bconv.blocked = c.blocked;
+    cuda::set_tuning(*p.gpu, t);
+    const Basis s = random_basis(c.src);
+    std::vector<Basis> dsts;
+    std::vector<std::shared_ptr<const BConvPlan>> cplans, gplans;
+    std::vector<Twin> outs;
+    outs.reserve(c.jobs);
+    Twin x(p, s);
+    std::vector<PrimeId> rest;  // destinations are disjoint from the source, as in ModUp
+    for (u32 id = 0; id < kPrimes; ++id)
+      if (s.find(static_cast<PrimeId>(id)) < 0) rest.push_back(static_cast<PrimeId>(id));
+    for (u32 k = 0; k < c.jobs; ++k) {
+      const u32 dst = 1 + static_cast<u32>(rng()() % std::min<std::size_t>(40, rest.size()));
+      std::shuffle(rest.begin(), rest.end(), rng());
+      const Basis d(std::span<const PrimeId>(rest.data(), dst));
+      const bool exact = c.mixed ? (k % 2 == 1) : c.exact;
+      cplans.push_back(p.cpu->make_bconv(s, d, exact));
+      gplans.push_back(p.gpu->make_bconv(s, d, exact));
+      outs.emplace_back(p, d);
+    }
+    std::vector<BConvJob> gjobs;
+    for (u32 k = 0; k < c.jobs; ++k) {
+      p.cpu->bconv_matmul(*cplans[k], x.c.cref(), outs[k].c.ref());
+      gjobs.push_back({gplans[k].get(), x.g.cref(), outs[k].g.ref()});
+    }
+    p.gpu->bconv_matmul_batch(gjobs);
+    for (u32 k = 0; k < c.jobs; ++k)
+      ASSERT_TRUE(same(p, outs[k],
+                       "bconv_matmul_batch job " + std::to_string(k) + " of " +
+                           std::to_string(c.jobs) + " src " + std::to_string(c.src) +
+                           (c.exact ? " exact" : "") + (c.mixed ? " mixed" : "") + " blocked " +
+                           std::to_string(c.blocked)));
+    cuda::set_tuning(*p.gpu, cuda::Tuning{});
+  }
+  Pair& p = backends(12);
+  const Basis all = random_basis(7);
+  const Basis s = all.slice(0, 4), d = all.slice(4, 3);
+  const auto plan = p.gpu->make_bconv(s, d);
+  Twin x(p, s), y(p, d);
+  const BConvJob same_out[] = {{plan.get(), x.g.cref(), y.g.ref()},
+                               {plan.get(), x.g.cref(), y.g.ref()}};
+  EXPECT_THROW(p.gpu->bconv_matmul_batch(same_out), ParameterError);
+  const auto cpu_plan = p.cpu->make_bconv(s, d);
+  const BConvJob foreign[] = {{cpu_plan.get(), x.g.cref(), y.g.ref()}};
+  EXPECT_THROW(p.gpu->bconv_matmul_batch(foreign), ParameterError);
+}
+
 TEST(CudaBackend, Errors) {
   Pair& p = backends(12);
   Backend& G = *p.gpu;

@@ -54,7 +54,10 @@ TEST(CudaKeyMultAutomorphed, MatchesCpu) {
               a.push_back(polys[3 * k + 2].cref());
             }
             RnsPoly o0 = be.make_poly(basis), o1 = be.make_poly(basis);
-            be.key_mult_automorphed(d, g, b, a, o0.ref(), o1.ref());
+            // Every other case adds phi_g(add0) to out0 in the same pass (a hoisted P c0).
+            const bool with_add0 = (dnum + limbs) % 2 == 0;
+            be.key_mult_automorphed(d, g, b, a, o0.ref(), o1.ref(),
+                                    with_add0 ? polys[1].cref() : ConstPolyRef{});
             for (int o = 0; o < 2; ++o) {
               out_words[side][o].resize(static_cast<std::size_t>(limbs) * be.n());
               be.download((o == 0 ? o0 : o1).cref(), out_words[side][o].data());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,90 @@ TEST(CudaPipeline, ForkRunsBranchesAndChecksTheProtocol) {
   gpu->synchronize();  // waits for both streams
   gpu->join();
   gpu->download(p.cref(), y.data());  // usable again
+}
+
+// Both lanes of a fork make and drop temporaries. A poly made before the fork and dropped by the
+// branch while its reads may still be queued must not be handed to the main lane before the join
+// (the pool would let the main lane overwrite it); a lane's own temporaries are reused by that
+// lane. Eager and captured (replayed three times), word for word against the CPU, and the eager
+// run gives back every byte it took.
+TEST(CudaPipeline, ForkLanesMakeAndDropTemporaries) {
+  RingParams ring;
+  ring.log_n = 16;
+  ring.primes = find_ntt_primes(16, 30, 12);
+  const auto cpu = make_cpu_backend(ring, 1);
+  const auto gpu = make_cuda_backend(ring);
+  const Basis basis = Basis::range(0, 12);
+  std::vector<u32> x(std::size_t{12} << 16), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u64 q = ring.primes[i >> 16];
+    x[i] = static_cast<u32>((i * 7919 + 13) % q);
+    y[i] = static_cast<u32>((i * 104729 + 5) % q);
+  }
+  const auto body = [&](Backend& be, ConstPolyRef a, ConstPolyRef b, PolyRef ra, PolyRef rb) {
+    auto pre = std::make_unique<RnsPoly>(be.make_poly(basis));
+    be.copy(a, pre->ref());
+    be.fork();  // branch: reads pre many times, then drops it
+    {
+      RnsPoly t = be.make_poly(basis);
+      for (int i = 0; i < 8; ++i) {
+        be.copy(pre->cref(), t.ref());
+        const PolyRef pt[] = {t.ref()};
+        be.ntt(pt);
+        be.intt(pt);
+      }
+      pre.reset();
+      RnsPoly t2 = be.make_poly(basis);
+      be.mul(t.cref(), t.cref(), t2.ref());
+      be.add(t2.cref(), a, ra);
+    }
+    be.end_fork();  // main lane: makes polys while the branch may still read pre
+    for (int i = 0; i < 3; ++i) {
+      RnsPoly u = be.make_poly(basis);
+      be.mul(b, b, u.ref());
+      const PolyRef pu[] = {u.ref()};
+      be.intt(pu);
+      be.add(u.cref(), b, rb);
+    }
+    be.join();
+  };
+  const auto run = [&](Backend& be, bool capture) {
+    RnsPoly a = be.make_poly(basis), b = be.make_poly(basis);
+    RnsPoly ra = be.make_poly(basis), rb = be.make_poly(basis), c = be.make_poly(basis);
+    be.upload(x.data(), a.ref());
+    be.upload(y.data(), b.ref());
+    std::vector<std::vector<u32>> outs;
+    const auto read = [&] {
+      be.mul(ra.cref(), rb.cref(), c.ref());
+      std::vector<u32> out(x.size());
+      be.download(c.cref(), out.data());
+      outs.push_back(std::move(out));
+    };
+    if (!capture) {
+      be.synchronize();
+      const std::size_t live = be.memory_report().live_bytes;
+      body(be, a.cref(), b.cref(), ra.ref(), rb.ref());
+      be.synchronize();
+      EXPECT_EQ(be.memory_report().live_bytes, live) << "a fork kept memory after its join";
+      read();
+      return outs;
+    }
+    be.begin_capture();
+    body(be, a.cref(), b.cref(), ra.ref(), rb.ref());
+    const std::unique_ptr<CapturedWork> work = be.end_capture();
+    for (int r = 0; r < 3; ++r) {
+      be.fill_zero(ra.ref());
+      be.fill_zero(rb.ref());
+      work->replay();
+      read();
+    }
+    return outs;
+  };
+  const std::vector<u32> want = run(*cpu, false).front();
+  for (int rep = 0; rep < 3; ++rep)
+    EXPECT_EQ(run(*gpu, false).front(), want) << "eager, repetition " << rep;
+  for (const auto& out : run(*gpu, true))
+    EXPECT_EQ(out, want) << "graph replay";
 }
 
 // A whole bootstrapping (double-hoisted, giant steps batched, pipelined ModDowns) with everything

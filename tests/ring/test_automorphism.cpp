@@ -135,6 +135,20 @@ TEST_F(AutomorphismTest, KeyMultAutomorphedEqualsKeyMultOfAutomorphedDigits) {
   EXPECT_EQ(words(*be, got0), words(*be, want0));
   EXPECT_EQ(words(*be, got1), words(*be, want1));
   EXPECT_THROW(be->key_mult_automorphed(dr, 4, br, ar, got0.ref(), got1.ref()), ParameterError);
+
+  // add0: phi_g(add0) joins out0 in the same pass.
+  const RnsPoly c0 = from_words(*be, basis, random_words(*be, basis));
+  RnsPoly moved_c0 = be->make_poly(basis);
+  be->automorphism(c0.cref(), g, moved_c0.ref());
+  be->add(want0.cref(), moved_c0.cref(), want0.ref());
+  be->key_mult_automorphed(dr, g, br, ar, got0.ref(), got1.ref(), c0.cref());
+  EXPECT_EQ(words(*be, got0), words(*be, want0));
+  EXPECT_EQ(words(*be, got1), words(*be, want1));
+  EXPECT_THROW(be->key_mult_automorphed(dr, g, br, ar, got0.ref(), got1.ref(), got0.cref()),
+               ParameterError);
+  EXPECT_THROW(
+      be->key_mult_automorphed(dr, g, br, ar, got0.ref(), got1.ref(), c0.cref().slice(0, 4)),
+      ParameterError);
 }
 
 }  // namespace

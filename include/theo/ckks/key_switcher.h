@@ -65,9 +65,11 @@ class KeySwitcher {
                                      std::span<const SwitchingKey* const> keys) const;
   ExtendedPair key_mult(const ModUpDigits& modup, const SwitchingKey& key) const;
   // KeyMult into caller-provided outputs over Q_l u P. galois > 1: of phi_galois(digits), read
-  // through the permutation (hoisted rotations share one ModUp and never copy permuted digits).
+  // through the permutation (hoisted rotations share one ModUp and never copy permuted digits),
+  // and phi_galois(add_q0) (over Q_l, optional) added to out0's Q_l limbs in the same pass: a
+  // hoisted rotation's P c0 term.
   void key_mult_into(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                     PolyRef out0, PolyRef out1, u32 galois = 1) const;
+                     PolyRef out0, PolyRef out1, u32 galois = 1, ConstPolyRef add_q0 = {}) const;
 
   // Stage 3. in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l). out may be a slice of in.
   void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
@@ -127,9 +129,10 @@ class KeySwitcher {
 
   // The pieces the pipeline splits KeyMult and ModDown into (key_switch_pipeline.cpp).
   // KeyMult restricted to the Q_l limbs (p_part false) or the P limbs (true) of out0 / out1
-  // (galois > 1: of phi_galois(digits), as key_mult_into).
+  // (galois > 1: of phi_galois(digits), and add_q0 in the Q_l part, as key_mult_into).
   void key_mult_part(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                     PolyRef out0, PolyRef out1, bool p_part, u32 galois = 1) const;
+                     PolyRef out0, PolyRef out1, bool p_part, u32 galois = 1,
+                     ConstPolyRef add_q0 = {}) const;
   // ModDown's lift: in[i]'s P limbs (clobbered) -> INTT -> BConv P -> Q_l into out[i] (over Q_l,
   // overlapping no input), then the NTT of out[i] unless fusion puts it into mod_down_finish.
   void mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;

@@ -76,6 +76,13 @@ class BConvPlan {
   BConvTable table_;
 };
 
+// One conversion of Backend::bconv_matmul_batch.
+struct BConvJob {
+  const BConvPlan* plan = nullptr;
+  ConstPolyRef in;
+  PolyRef out;
+};
+
 // The ops a backend recorded between begin_capture() and end_capture() (a CUDA Graph on the GPU,
 // a list of recorded calls on the CPU), replayable on that backend. Captured work refers to its
 // operands by address: the polys, plans and keys it read must outlive it; every replay reads their
@@ -156,6 +163,10 @@ class Backend {
   virtual void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
   // Matrix mult only: `in` already holds [x_j * (Q/s_j)^-1]_{s_j}.
   virtual void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  // Several independent bconv_matmul (no job's out overlaps another job's in or out), as one
+  // launch where the backend can: e.g. every digit of a ModUp, both polys of a ModDown. The same
+  // words as the calls one by one, which is what the default does.
+  virtual void bconv_matmul_batch(std::span<const BConvJob> jobs);
 
   // ---- element-wise (per limb, canonical in and out) ----------------------------------------
   virtual void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
@@ -194,14 +205,15 @@ class Backend {
   // All operands share one Basis; out0/out1 must not alias inputs.
   virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                         std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
-  // key_mult of automorphed digits without materializing them: out0 = sum_k phi_g(d_k) kb_k,
-  // out1 = sum_k phi_g(d_k) ka_k (phi_g as in automorphism(); g odd). Hoisted rotations read the
-  // shared ModUp digits through the permutation instead of writing and re-reading dnum permuted
-  // copies per rotation.
+  // key_mult of automorphed digits without materializing them: out0 = sum_k phi_g(d_k) kb_k
+  // (+ phi_g(add0) when add0 has words), out1 = sum_k phi_g(d_k) ka_k (phi_g as in
+  // automorphism(); g odd). Hoisted rotations read the shared ModUp digits through the
+  // permutation instead of writing and re-reading dnum permuted copies per rotation, and add the
+  // rotated P c0 in the same pass (add0: shaped like out0, aliasing neither output).
   virtual void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                                     std::span<const ConstPolyRef> kb,
-                                    std::span<const ConstPolyRef> ka, PolyRef out0,
-                                    PolyRef out1) = 0;
+                                    std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                    ConstPolyRef add0 = {}) = 0;
   // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
   virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
 
@@ -243,15 +255,19 @@ class Backend {
   //   ...          // independent of the branch: nothing one writes may be touched by the other
   //   join();      // the ops issued next start after the branch's ops
   // join() may follow fork() directly (no concurrent part). Captured work keeps the branch as
-  // parallel graph nodes with these dependency edges. Between fork() and join() no memory may be
-  // allocated or freed (a stream-ordered pool orders frees on the first stream only), and upload,
-  // download and begin_capture / end_capture throw BackendError; synchronize() waits for both
-  // streams. A backend with one stream (the CPU) runs everything in issue order, which is one of
-  // the orders the fork allows, so results are the same words. BackendError on fork() while a fork
-  // is open, end_fork() outside a branch, or join() without a fork.
+  // parallel graph nodes with these dependency edges. Either part may make and drop temporaries:
+  // a block made and dropped by the same part is reused by that part only, and any other block
+  // dropped between fork() and join() is kept until join(), since the other part may still use
+  // it. Upload, download and begin_capture / end_capture throw BackendError between fork() and
+  // join(); synchronize() waits for both streams. A backend with one stream (the CPU) runs
+  // everything in issue order, which is one of the orders the fork allows, so results are the
+  // same words. BackendError on fork() while a fork is open, end_fork() outside a branch, or
+  // join() without a fork. Forks do not nest: code that may run inside one checks forked().
   virtual void fork() = 0;
   virtual void end_fork() = 0;
   virtual void join() = 0;
+  // Whether the calling thread has a fork open (between its fork() and join()).
+  virtual bool forked() const = 0;
 
   // ---- cache --------------------------------------------------------------------------------
   // The device's last-level (L2) cache in bytes, read at run time, for working-set planning
@@ -267,6 +283,11 @@ class Backend {
   // What this backend's memory holds now, for reports (e.g. the set-up of bootstrapping); the
   // default (CPU backend) tracks nothing and returns zeros.
   virtual MemoryReport memory_report() const { return {}; }
+
+  // ---- profiler range -----------------------------------------------------------------------
+  // Marks the work an external profiler should record (CUDA: cudaProfilerStart / Stop, for
+  // `ncu --profile-from-start off`); a no-op where no profiler attaches (CPU).
+  virtual void profiler_range(bool on) { (void)on; }
 
  protected:
   explicit Backend(RingParams ring);

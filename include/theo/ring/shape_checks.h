@@ -34,6 +34,13 @@ void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstP
 void key_mult_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> digits,
                    std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                    ConstPolyRef out0, ConstPolyRef out1);
+// Jobs of Backend::bconv_matmul_batch are independent: no job's out overlaps another job's in or
+// out (each job's own shapes are checked by the backend's bconv_matmul checks).
+void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs);
+// The optional add0 of Backend::key_mult_automorphed: empty, or shaped like out0 and aliasing
+// neither output.
+void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, ConstPolyRef out0,
+                   ConstPolyRef out1);
 // Arguments of Backend::mul_scalar_sum: at least one term, every term shaped like out and not
 // aliasing it, and one row of canonical per-limb constants per term.
 void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,

@@ -75,7 +75,7 @@ class CpuBackend final : public Backend {
                       PolyRef out) override;
   void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                            PolyRef out0, PolyRef out1) override;
+                            PolyRef out0, PolyRef out1, ConstPolyRef add0) override;
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;
@@ -91,6 +91,7 @@ class CpuBackend final : public Backend {
   void fork() override { fork_.fork(); }
   void end_fork() override { fork_.end_fork(); }
   void join() override { fork_.join(); }
+  bool forked() const override { return fork_.open(); }
   std::size_t l2_bytes() const override { return 0; }
 
  private:

@@ -255,19 +255,28 @@ void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const 
 
 void CpuBackend::key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                                       std::span<const ConstPolyRef> kb,
-                                      std::span<const ConstPolyRef> ka, PolyRef out0,
-                                      PolyRef out1) {
+                                      std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                      ConstPolyRef add0) {
   checks::key_mult_args("key_mult_automorphed", *this, digits, kb, ka, out0, out1);
+  checks::key_mult_add0("key_mult_automorphed", *this, add0, out0, out1);
   if (g % 2 == 0) {
     throw ParameterError("key_mult_automorphed: g = " + std::to_string(g) +
                          " is even; a Galois element must be odd");
   }
-  if (deferred([this, d = owned(digits), g, b = owned(kb), a = owned(ka), out0, out1] {
-        key_mult_automorphed(d, g, b, a, out0, out1);
+  if (deferred([this, d = owned(digits), g, b = owned(kb), a = owned(ka), out0, out1, add0] {
+        key_mult_automorphed(d, g, b, a, out0, out1, add0);
       }))
     return;
   const std::vector<u32> map = automorphism_map(g);
   key_mult_rows(digits, map.data(), kb, ka, out0, out1);
+  if (add0.words() == 0) return;
+  for_limbs(out0.limbs(), [&](u32 l) {
+    const u32 q = modulus(out0.basis[l]).q;
+    const u32* x = add0.limb(l);
+    u32* z = out0.limb(l);
+    for (u32 c = 0; c < out0.n; ++c)
+      z[c] = add_mod(z[c], x[map[c]], q);
+  });
 }
 
 void CpuBackend::key_mult_rows(std::span<const ConstPolyRef> digits, const u32* map,

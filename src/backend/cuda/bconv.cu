@@ -375,9 +375,11 @@ __device__ __forceinline__ void blocked_chunk(const i32* st, const i32* smat, co
   }
 }
 
+// One block's work of the blocked kernel: coefficients [blockIdx.x T, (blockIdx.x + 1) T) of one
+// conversion (b, in, out).
 template <int kC, bool kConstMult, bool kExact, bool kFold>
-__global__ void __launch_bounds__(256)
-    bconv_blocked_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n) {
+__device__ __forceinline__ void blocked_block(const BConvDevice& b, const u32* in, u32* out,
+                                              u32 n) {
   extern __shared__ int4 sblk[];
   const u32 src = b.src_size, dst = b.dst_size;
   const u32 src4 = (src + 3) & ~3u;
@@ -453,6 +455,28 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+template <int kC, bool kConstMult, bool kExact, bool kFold>
+__global__ void __launch_bounds__(256)
+    bconv_blocked_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n) {
+  blocked_block<kC, kConstMult, kExact, kFold>(b, in, out, n);
+}
+
+// Several conversions in one launch (Backend::bconv_matmul_batch): grid row y is conversion y.
+// One launch fills the GPU with every conversion's blocks, where one conversion alone (n / T
+// blocks, about one wave) leaves each block's load phase and MAC phase exposed in turn.
+struct BConvBatchArgs {
+  BConvDevice b[kMaxBConvBatch];
+  const u32* in[kMaxBConvBatch];
+  u32* out[kMaxBConvBatch];
+};
+
+template <int kC, bool kConstMult, bool kExact, bool kFold>
+__global__ void __launch_bounds__(256)
+    bconv_blocked_batch_kernel(const __grid_constant__ BConvBatchArgs a, u32 n) {
+  const u32 y = blockIdx.y;
+  blocked_block<kC, kConstMult, kExact, kFold>(a.b[y], a.in[y], a.out[y], n);
+}
+
 template <int kC, bool kConstMult, bool kExact>
 void launch_blocked_fold(const BConvDevice& b, u32 threads, std::size_t smem, const u32* in,
                          u32* out, u32 n, cudaStream_t s) {
@@ -464,6 +488,32 @@ void launch_blocked_fold(const BConvDevice& b, u32 threads, std::size_t smem, co
   THEO_CUDA_CHECK_LAUNCH();
 }
 
+// The blocked kernel's threads per block for conversions of these shapes (cfg.threads, halved
+// down to 128 while some table would not fit), and its shared memory; 0 threads if none fits.
+std::pair<u32, std::size_t> blocked_shape(std::span<const BConvDevice> bs, u32 threads, u32 n) {
+  constexpr std::size_t kMaxSmem = 48 * 1024;
+  auto smem_at = [&](u32 t) {
+    std::size_t m = 0;
+    for (const BConvDevice& b : bs)
+      m = std::max<std::size_t>(m, blocked_smem(b.src_size, b.dst_size, t).words * std::size_t{4});
+    return m;
+  };
+  u32 t = std::clamp(threads, 128u, 256u) & ~127u;
+  while (t > 128 && smem_at(t) > kMaxSmem)
+    t /= 2;
+  const std::size_t smem = smem_at(t);
+  if (smem > kMaxSmem || n % t != 0) return {0, 0};
+  return {t, smem};
+}
+
+template <bool kExact, bool kFold>
+void launch_batch_mode(const BConvBatchArgs& a, u32 count, u32 t, std::size_t smem, u32 n,
+                       cudaStream_t s) {
+  const dim3 grid(n / t, count);
+  bconv_blocked_batch_kernel<4, false, kExact, kFold><<<grid, t, smem, s>>>(a, n);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
 // Launches the blocked kernel when its shape rules hold (T a multiple of 128 dividing n, the
 // block's tables within the default 48 KB of shared memory, halving T down to 128 if needed);
 // returns false otherwise. 4 coefficients per thread: on the H200 (12 -> 48, N = 2^16) this beat
@@ -471,12 +521,8 @@ void launch_blocked_fold(const BConvDevice& b, u32 threads, std::size_t smem, co
 bool launch_blocked(const BConvDevice& b, u32 threads, const u32* in, u32* out, u32 n,
                     bool const_mult, cudaStream_t s) {
   constexpr int kC = 4;
-  constexpr std::size_t kMaxSmem = 48 * 1024;
-  u32 t = std::clamp(threads, 128u, 256u) & ~127u;
-  while (t > 128 && blocked_smem(b.src_size, b.dst_size, t).words * 4 > kMaxSmem)
-    t /= 2;
-  const std::size_t smem = blocked_smem(b.src_size, b.dst_size, t).words * std::size_t{4};
-  if (smem > kMaxSmem || n % t != 0) return false;
+  const auto [t, smem] = blocked_shape({&b, 1}, threads, n);
+  if (t == 0) return false;
   if (const_mult) {
     if (b.exact)
       launch_blocked_fold<kC, true, true>(b, t, smem, in, out, n, s);
@@ -537,6 +583,40 @@ void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u
     launch_tile<8>(b, threads, in, out, n, const_mult, s);
   else
     launch_tile<4>(b, threads, in, out, n, const_mult, s);
+}
+
+void launch_bconv_matmul_batch(std::span<const BConvDevice> bs, std::span<const u32* const> ins,
+                               std::span<u32* const> outs, const BConvConfig& cfg, u32 n,
+                               cudaStream_t s) {
+  // Where the batch kernel does not apply (one conversion, the tile or small-source kernels
+  // chosen, mixed exactness, tables too large), the conversions run one by one.
+  bool batch = bs.size() > 1 && cfg.blocked && cfg.small_rows == 0;
+  for (const BConvDevice& b : bs)
+    batch = batch && b.exact == bs[0].exact && b.dst_size > 0;
+  const auto [t, smem] = batch ? blocked_shape(bs, cfg.threads, n) : std::pair<u32, std::size_t>{};
+  if (t == 0) {
+    for (std::size_t k = 0; k < bs.size(); ++k)
+      launch_bconv(bs[k], cfg, ins[k], outs[k], n, false, s);
+    return;
+  }
+  for (std::size_t k0 = 0; k0 < bs.size(); k0 += kMaxBConvBatch) {
+    const u32 count = static_cast<u32>(std::min<std::size_t>(kMaxBConvBatch, bs.size() - k0));
+    BConvBatchArgs a{};
+    bool fold = false;
+    for (u32 k = 0; k < count; ++k) {
+      a.b[k] = bs[k0 + k];
+      a.in[k] = ins[k0 + k];
+      a.out[k] = outs[k0 + k];
+      fold = fold || a.b[k].fold_steps > 0;
+    }
+    // fold_steps = 0 never matches the fold counter, so the folding kernel serves such rows too.
+    if (bs[0].exact)
+      fold ? launch_batch_mode<true, true>(a, count, t, smem, n, s)
+           : launch_batch_mode<true, false>(a, count, t, smem, n, s);
+    else
+      fold ? launch_batch_mode<false, true>(a, count, t, smem, n, s)
+           : launch_batch_mode<false, false>(a, count, t, smem, n, s);
+  }
 }
 
 }  // namespace theo::cuda

@@ -3,6 +3,8 @@
 
 #include "backend/cuda/cuda_backend.h"
 
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -113,7 +115,10 @@ bool aligned16(const void* p) {
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const RingParams& ring, const Tuning& tuning)
-      : Backend(ring), dev_(std::make_shared<Device>()), tuning_(tuning) {
+      : Backend(ring),
+        dev_(std::make_shared<Device>()),
+        fork_(dev_->fork_state()),
+        tuning_(tuning) {
     alloc_ = std::make_shared<DeviceAllocator>(dev_);
     const u32 np = static_cast<u32>(ring_.primes.size());
     const std::size_t nn = n();
@@ -151,7 +156,6 @@ class CudaBackend final : public Backend {
     tables_ = RingTables{mods_.get(),  fwd_.get(),   inv_.get(),    ring_.log_n,
                          fwd_s_.get(), inv_s_.get(), fwd_wp_.get(), inv_wp_.get()};
     clamp_tuning();
-    THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&branch_, cudaStreamNonBlocking));
     THEO_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
     THEO_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
   }
@@ -159,20 +163,17 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     abort_capture();
     // Tables are freed stream-ordered; make sure no kernel still reads them.
-    cudaStreamSynchronize(branch_);
+    cudaStreamSynchronize(dev_->branch_stream());
     cudaStreamSynchronize(dev_->stream());
     cudaEventDestroy(join_event_);
     cudaEventDestroy(fork_event_);
-    cudaStreamDestroy(branch_);
   }
 
   BackendKind kind() const override { return BackendKind::kCuda; }
   std::string name() const override { return "cuda (" + dev_->props().name + ")"; }
   // The stream ops are issued on: the branch stream between fork() and end_fork(), else the
   // device's stream (main_stream(), which timers and graph launches use).
-  cudaStream_t stream() const {
-    return fork_.lane() == ForkState::Lane::kBranch ? branch_ : dev_->stream();
-  }
+  cudaStream_t stream() const { return dev_->lane_stream(); }
   cudaStream_t main_stream() const { return dev_->stream(); }
   void set_tuning(const Tuning& t) {
     tuning_ = t;
@@ -216,7 +217,7 @@ class CudaBackend final : public Backend {
   }
   void synchronize() override {
     refuse_while_capturing("synchronize");
-    if (fork_.open()) THEO_CUDA_CHECK(cudaStreamSynchronize(branch_));
+    if (fork_.open()) THEO_CUDA_CHECK(cudaStreamSynchronize(dev_->branch_stream()));
     dev_->synchronize();
   }
 
@@ -226,18 +227,22 @@ class CudaBackend final : public Backend {
     fork_.fork();
     try {
       THEO_CUDA_CHECK(cudaEventRecord(fork_event_, dev_->stream()));
-      THEO_CUDA_CHECK(cudaStreamWaitEvent(branch_, fork_event_, 0));
+      THEO_CUDA_CHECK(cudaStreamWaitEvent(dev_->branch_stream(), fork_event_, 0));
     } catch (...) {
       fork_.join();
       throw;
     }
   }
   void end_fork() override { fork_.end_fork(); }
+  bool forked() const override { return fork_.open(); }
   void join() override {
     if (!fork_.open()) fork_.join();  // throws: no fork of this thread is open
     // The edges first: once ForkState lets go, another thread may fork on the same events.
-    THEO_CUDA_CHECK(cudaEventRecord(join_event_, branch_));
+    THEO_CUDA_CHECK(cudaEventRecord(join_event_, dev_->branch_stream()));
     THEO_CUDA_CHECK(cudaStreamWaitEvent(dev_->stream(), join_event_, 0));
+    // Blocks freed inside the fork that a lane may still have used: free them after the edge.
+    dev_->release_held();
+    if (capture_) capture_->arena()->join();
     fork_.join();
   }
   std::size_t l2_bytes() const override { return dev_->props().l2_bytes; }
@@ -284,6 +289,21 @@ class CudaBackend final : public Backend {
   }
   void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
     run_bconv("bconv_matmul", plan, in, out, false);
+  }
+  void bconv_matmul_batch(std::span<const BConvJob> jobs) override {
+    constexpr std::string_view op = "bconv_matmul_batch";
+    std::vector<BConvDevice> bs;
+    std::vector<const u32*> ins;
+    std::vector<u32*> outs;
+    for (const BConvJob& j : jobs) {
+      if (j.plan == nullptr) throw ParameterError(std::string(op) + ": a job has no plan");
+      bs.push_back(checked_bconv(op, *j.plan, j.in, j.out).device_args());
+      ins.push_back(j.in.data);
+      outs.push_back(j.out.data);
+    }
+    checks::bconv_jobs_independent(op, jobs);
+    if (bs.empty()) return;
+    launch_bconv_matmul_batch(bs, ins, outs, tuning_.bconv, n(), stream());
   }
 
   void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
@@ -413,17 +433,23 @@ class CudaBackend final : public Backend {
   }
   void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                            PolyRef out0, PolyRef out1) override {
+                            PolyRef out0, PolyRef out1, ConstPolyRef add0) override {
     checks::key_mult_args("key_mult_automorphed", *this, digits, kb, ka, out0, out1);
+    checks::key_mult_add0("key_mult_automorphed", *this, add0, out0, out1);
     check_galois("key_mult_automorphed", "g", g);
-    run_key_mult(digits, g, kb, ka, out0, out1);
+    run_key_mult(digits, g, kb, ka, out0, out1, add0.words() ? add0.data : nullptr);
   }
   void run_key_mult(std::span<const ConstPolyRef> digits, u32 galois,
                     std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                    PolyRef out0, PolyRef out1) {
+                    PolyRef out0, PolyRef out1, const u32* add0 = nullptr) {
     if (digits.empty()) {
       fill_zero(out0);
       fill_zero(out1);
+      if (add0 != nullptr) {
+        const ConstPolyRef a{add0, out0.n, out0.basis};
+        const u32 ks[] = {galois};
+        automorphism_sum({&a, 1}, ks, out0, true);
+      }
       return;
     }
     for (std::size_t k0 = 0; k0 < digits.size(); k0 += kMaxTerms) {
@@ -434,8 +460,10 @@ class CudaBackend final : public Backend {
         b.p[k] = kb[k0 + k].data;
         a.p[k] = ka[k0 + k].data;
       }
+      // add0 rides on the last launch (its words are added once, after every term).
+      const bool last = k0 + terms == digits.size();
       launch_key_mult(d, b, a, terms, out0.data, out1.data, k0 > 0, n(), out0.basis, mods_.get(),
-                      stream(), galois);
+                      stream(), galois, last ? add0 : nullptr);
     }
   }
 
@@ -505,6 +533,11 @@ class CudaBackend final : public Backend {
     r.device_used = total_bytes - free_bytes;
     r.device_total = total_bytes;
     return r;
+  }
+
+  void profiler_range(bool on) override {
+    THEO_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    THEO_CUDA_CHECK(on ? cudaProfilerStart() : cudaProfilerStop());
   }
 
  private:
@@ -678,8 +711,9 @@ class CudaBackend final : public Backend {
     if (limbs_in > 0) flush();
   }
 
-  void run_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in, PolyRef out,
-                 bool const_mult) {
+  // The plan as this backend's, after the shape checks of one conversion in -> out.
+  const CudaBConvPlan& checked_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in,
+                                     PolyRef out) const {
     const auto* p = dynamic_cast<const CudaBConvPlan*>(&plan);
     if (p == nullptr)
       throw ParameterError(std::string(op) +
@@ -689,15 +723,19 @@ class CudaBackend final : public Backend {
     checks::same_shape(op, "plan.src", ConstPolyRef{in.data, in.n, plan.src()}, "in", in);
     checks::same_shape(op, "plan.dst", ConstPolyRef{out.data, out.n, plan.dst()}, "out", out);
     checks::no_alias(op, "in", in, "out", out);
-    launch_bconv(p->device_args(), tuning_.bconv, in.data, out.data, n(), const_mult, stream());
+    return *p;
+  }
+  void run_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in, PolyRef out,
+                 bool const_mult) {
+    const CudaBConvPlan& p = checked_bconv(op, plan, in, out);
+    launch_bconv(p.device_args(), tuning_.bconv, in.data, out.data, n(), const_mult, stream());
   }
 
   std::shared_ptr<Device> dev_;
   std::shared_ptr<DeviceAllocator> alloc_;
   std::unique_ptr<StreamCapture> capture_;
-  ForkState fork_;
-  bool bconv_refined_ = true;      // Optimizations::bconv_refined (make_bconv)
-  cudaStream_t branch_ = nullptr;  // the second stream (fork / join)
+  ForkState& fork_;            // dev_'s: the allocator follows the lanes too
+  bool bconv_refined_ = true;  // Optimizations::bconv_refined (make_bconv)
   cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;
   Tuning tuning_;
   DeviceArray<Modulus> mods_;

@@ -7,8 +7,11 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "backend/fork_state.h"
 #include "theo/ring/poly.h"
 
 namespace theo {
@@ -38,9 +41,20 @@ class Device {
 
   const DeviceProps& props() const { return props_; }
   cudaStream_t stream() const { return stream_; }
+  // The second stream of Backend::fork, and the fork protocol's state: allocations follow the
+  // calling thread's lane (fork_state.h).
+  cudaStream_t branch_stream() const { return branch_stream_; }
+  ForkState& fork_state() { return fork_; }
+  const ForkState& fork_state() const { return fork_; }
+  // The stream the calling thread's ops go to now: the branch between fork() and end_fork().
+  cudaStream_t lane_stream() const {
+    return fork_.lane() == ForkState::Lane::kBranch ? branch_stream_ : stream_;
+  }
+  // After the join edge (main stream waits for the branch): frees the blocks held since fork().
+  void release_held() noexcept;
   cudaMemPool_t pool() const { return pool_; }  // memory reports (Backend::memory_report)
 
-  // Stream-ordered: the memory is usable by work issued on stream() after this call.
+  // Stream-ordered: the memory is usable by work issued on lane_stream() after this call.
   void* allocate_bytes(std::size_t bytes);
   void free_bytes(void* p) noexcept;
   // Throws BackendError while capturing (a capturing stream cannot be waited for).
@@ -56,8 +70,12 @@ class Device {
  private:
   DeviceProps props_;
   cudaStream_t stream_ = nullptr;
-  cudaStream_t side_stream_ = nullptr;  // allocations while capturing
+  cudaStream_t side_stream_ = nullptr;    // allocations while capturing
+  cudaStream_t branch_stream_ = nullptr;  // Backend::fork's second stream
   cudaMemPool_t pool_ = nullptr;
+  ForkState fork_;
+  std::mutex held_mu_;
+  std::vector<void*> held_;  // freed inside a fork, returned at its join (release_held)
   std::atomic<CaptureArena*> capture_{nullptr};
 };
 

@@ -69,6 +69,7 @@ StreamCapture::StreamCapture(std::shared_ptr<Device> dev, std::shared_ptr<Alloca
     : dev_(std::move(dev)) {
   dev_->synchronize();
   arena_ = std::make_shared<CaptureArena>(std::move(upstream));
+  arena_->set_fork(&dev_->fork_state());
   dev_->set_capture(arena_.get());
   const cudaError_t err = cudaStreamBeginCapture(dev_->stream(), cudaStreamCaptureModeRelaxed);
   if (err != cudaSuccess) {

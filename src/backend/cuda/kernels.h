@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "theo/math/modarith.h"
 #include "theo/ring/basis.h"
@@ -153,10 +154,12 @@ void launch_mul_scalar_sum(const ScalarSumArgs& args, u32 terms, u32* out, bool 
 void launch_hold_stream(const u32* release, u32* timed_out, cudaStream_t s);
 
 // out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate); galois != 0
-// reads every d_k through phi_galois (NTT-domain automorphism).
+// reads every d_k through phi_galois (NTT-domain automorphism); add0 (optional, out0's shape) is
+// added to out0, read through phi_galois likewise.
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s, u32 galois = 0);
+                     const Modulus* mods, cudaStream_t s, u32 galois = 0,
+                     const u32* add0 = nullptr);
 
 // out = a * X^k in the NTT domain; k reduced mod 2N by the caller.
 void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,
@@ -187,6 +190,8 @@ struct BConvDevice {
   // plan bounded sum_j max|t_j| |M_ij| below 2^63 for every row, so no sum can overflow).
   u32 fold_steps = 1;
 };
+// Conversions per launch of launch_bconv_matmul_batch (larger batches take several launches).
+inline constexpr u32 kMaxBConvBatch = 16;
 // Source bases up to this size take the small-source kernel (one accumulator, rows in sequence).
 inline constexpr u32 kBConvSmallMaxSrc = 16;
 struct BConvConfig {
@@ -207,6 +212,11 @@ struct BConvConfig {
 // const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
                   bool const_mult, cudaStream_t s);
+// Matrix-mult-only conversions bs[k]: ins[k] -> outs[k], one launch per kMaxBConvBatch where the
+// blocked kernel applies to all of them, else one launch_bconv each. Same words either way.
+void launch_bconv_matmul_batch(std::span<const BConvDevice> bs, std::span<const u32* const> ins,
+                               std::span<u32* const> outs, const BConvConfig& cfg, u32 n,
+                               cudaStream_t s);
 
 // ---- sampling -----------------------------------------------------------------------------------
 // out (limbs of `basis`, n words each) = the seed expansion of Backend::sample_uniform

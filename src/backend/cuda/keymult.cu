@@ -19,7 +19,7 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
                                 const __grid_constant__ ConstPtrs ka, u32 terms, u32* out0,
                                 u32* out1, bool accumulate, u32 n,
                                 const __grid_constant__ Basis basis, const Modulus* mods,
-                                u32 galois) {
+                                u32 galois, const u32* add0) {
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
   const u32 limb = blockIdx.y;
@@ -58,6 +58,11 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
     load_words<W>(out0 + off, p0);
     load_words<W>(out1 + off, p1);
   }
+  if (add0 != nullptr) {  // + phi_galois(add0) (or add0 itself) into out0, canonical words
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      p0[w] = add_mod(p0[w], add0[base + (galois != 0 ? src[w] : idx + w)], m.q);
+  }
 #pragma unroll
   for (int w = 0; w < W; ++w) {
     s0[w] = add_mod(mont_mul_c(s0[w], r2, m), p0[w], m.q);
@@ -92,7 +97,7 @@ bool aligned16(const void* p) {
 
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s, u32 galois) {
+                     const Modulus* mods, cudaStream_t s, u32 galois, const u32* add0) {
   if (basis.size == 0) return;
   bool vec = n % 4 == 0 && aligned16(out0) && aligned16(out1);
   for (u32 k = 0; k < terms; ++k)
@@ -101,11 +106,11 @@ void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& k
   const u32 w = vec ? 4 : 1;
   const dim3 grid((n / w + threads - 1) / threads, basis.size);
   if (vec)
-    key_mult_kernel<4>
-        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods, galois);
+    key_mult_kernel<4><<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis,
+                                                mods, galois, add0);
   else
-    key_mult_kernel<1>
-        <<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis, mods, galois);
+    key_mult_kernel<1><<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis,
+                                                mods, galois, add0);
   THEO_CUDA_CHECK_LAUNCH();
 }
 

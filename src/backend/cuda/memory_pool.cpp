@@ -24,6 +24,7 @@ Device::Device() {
 
   THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
+  THEO_CUDA_CHECK(cudaStreamCreateWithFlags(&branch_stream_, cudaStreamNonBlocking));
 
   cudaMemPoolProps pp{};
   pp.allocType = cudaMemAllocationTypePinned;
@@ -42,7 +43,12 @@ Device::~Device() {
   if (cudaStreamSynchronize(stream_) != cudaSuccess)
     std::fprintf(stderr, "theo cuda: stream error at shutdown: %s\n",
                  cudaGetErrorString(cudaGetLastError()));
+  cudaStreamSynchronize(branch_stream_);
+  for (void* p : held_)
+    cudaFreeAsync(p, stream_);
+  cudaStreamSynchronize(stream_);
   cudaMemPoolDestroy(pool_);
+  cudaStreamDestroy(branch_stream_);
   cudaStreamDestroy(side_stream_);
   cudaStreamDestroy(stream_);
 }
@@ -54,7 +60,8 @@ void* Device::allocate_bytes(std::size_t bytes) {
   // While capturing, an allocation on stream_ would become a graph node that every replay
   // repeats; the side stream gives memory that exists before the graph does.
   const bool side = capturing();
-  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool_, side ? side_stream_ : stream_);
+  const cudaError_t err =
+      cudaMallocFromPoolAsync(&p, bytes, pool_, side ? side_stream_ : lane_stream());
   if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, "cuda allocate");
   if (err != cudaSuccess) throw_cuda_error(err, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
   if (side) {
@@ -62,6 +69,13 @@ void* Device::allocate_bytes(std::size_t bytes) {
     if (sync != cudaSuccess) {
       cudaFreeAsync(p, side_stream_);
       throw_cuda_error(sync, "cudaStreamSynchronize(side stream)", __FILE__, __LINE__);
+    }
+  } else {
+    try {
+      fork_.note_alloc(p);
+    } catch (...) {
+      cudaFreeAsync(p, lane_stream());
+      throw;
     }
   }
   return p;
@@ -72,9 +86,38 @@ void Device::free_bytes(void* p) noexcept {
     arena->adopt(static_cast<u32*>(p), 0);
     return;
   }
-  const cudaError_t err = cudaFreeAsync(p, stream_);
+  cudaStream_t s = stream_;
+  switch (fork_.on_free(p)) {
+    case ForkState::FreeRule::kNormal:
+      break;
+    case ForkState::FreeRule::kLane:
+      s = lane_stream();
+      break;
+    case ForkState::FreeRule::kHold:
+      try {
+        const std::lock_guard<std::mutex> lock(held_mu_);
+        held_.push_back(p);
+        return;
+      } catch (...) {
+        // No host memory for the bookkeeping: wait for both streams, then free at once.
+        cudaStreamSynchronize(branch_stream_);
+        cudaStreamSynchronize(stream_);
+      }
+      break;
+  }
+  const cudaError_t err = cudaFreeAsync(p, s);
   if (err != cudaSuccess)
     std::fprintf(stderr, "theo cuda: cudaFreeAsync failed: %s\n", cudaGetErrorString(err));
+}
+
+void Device::release_held() noexcept {
+  const std::lock_guard<std::mutex> lock(held_mu_);
+  for (void* p : held_) {
+    const cudaError_t err = cudaFreeAsync(p, stream_);
+    if (err != cudaSuccess)
+      std::fprintf(stderr, "theo cuda: cudaFreeAsync failed: %s\n", cudaGetErrorString(err));
+  }
+  held_.clear();
 }
 
 void Device::synchronize() {
