@@ -8,6 +8,7 @@
 
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
+#include "theo/ring/fork_scope.h"
 
 namespace theo {
 
@@ -350,25 +351,49 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
                                                             const GaloisKeys& keys) const {
   const std::vector<int> rots(babies_.begin(), babies_.end());
   const std::vector<ExtendedCiphertext> babies = ev.rotate_hoisted_extended(ct, rots, keys);
-  std::vector<ExtendedCiphertext> accs, to_rotate;
+  std::vector<ExtendedCiphertext> accs(giants_.size()), to_rotate, rotated;
   std::vector<int> shifts;
-  for (const Giant& g : giants_) {
+  const auto plain_sum = [&](std::size_t i) {
+    const Giant& g = giants_[i];
     std::vector<const ExtendedCiphertext*> cts;
     std::vector<const ExtendedPlaintext*> pts;
     for (std::size_t k = 0; k < g.bs.size(); ++k) {
       cts.push_back(&babies[g.bs[k].first]);
       pts.push_back(&g.extended[k]);
     }
-    accs.push_back(ev.multiply_plain_sum(cts, pts));
-    if (g.shift != 0) {
-      to_rotate.push_back(std::move(accs.back()));
-      shifts.push_back(static_cast<int>(g.shift));
+    accs[i] = ev.multiply_plain_sum(cts, pts);
+  };
+  // The rotating giants: their sums, then their ModDown + rotation key switches, rotated before
+  // the rescale, at about Delta^2, where their key-switching noise vanishes. The switches are
+  // independent: they run in L2-sized batches.
+  const auto rotating = [&] {
+    for (std::size_t i = 0; i < giants_.size(); ++i) {
+      if (giants_[i].shift == 0) continue;
+      plain_sum(i);
+      to_rotate.push_back(std::move(accs[i]));
+      shifts.push_back(static_cast<int>(giants_[i].shift));
     }
+    rotated = mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
+  };
+  bool unshifted = false;
+  for (const Giant& g : giants_)
+    unshifted = unshifted || g.shift == 0;
+  Backend& be = ev.context()->backend();
+  if (unshifted && giants_.size() > 1 && ev.context()->options().optimizations.pipelining &&
+      !be.forked()) {
+    // The unrotated giant's sum (DRAM-bound: diagonals and baby steps) runs on the second
+    // stream while the rotating giants' key switches (mostly transforms) run on the first.
+    ForkScope fork(be);
+    for (std::size_t i = 0; i < giants_.size(); ++i)
+      if (giants_[i].shift == 0) plain_sum(i);
+    be.end_fork();
+    rotating();
+    fork.join();
+  } else {
+    for (std::size_t i = 0; i < giants_.size(); ++i)
+      if (giants_[i].shift == 0) plain_sum(i);
+    rotating();
   }
-  // Rotated before the rescale, at about Delta^2: its key-switching noise vanishes there. The
-  // giants' ModDown + rotation key switches are independent: they run in L2-sized batches.
-  std::vector<ExtendedCiphertext> rotated =
-      mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
   std::optional<ExtendedCiphertext> result;
   std::size_t next = 0;
   for (std::size_t i = 0; i < giants_.size(); ++i) {
