@@ -96,6 +96,11 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
       digits.push_back(d.cref());
   }
   std::vector<ExtendedCiphertext> out;
+  // phi_g commutes with ModUp, so every rotation reads the shared digits through phi_g, in one
+  // KeyMult pass over all rotations that also adds phi_g(P c0) to each Q_l part.
+  std::vector<const SwitchingKey*> rot_keys;
+  std::vector<u32> rot_gs;
+  std::vector<PolyRef> rot0, rot1;
   for (const u32 g : elements) {
     ExtendedCiphertext e{ctx_->id(),
                          level,
@@ -109,12 +114,15 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
       be.fill_zero(e.c0.slice(limbs, ctx_->alpha()));
       be.fill_zero(e.c1.slice(limbs, ctx_->alpha()));
     } else {
-      // phi_g commutes with ModUp, so the shared digits are read through phi_g by KeyMult,
-      // which adds phi_g(P c0) to the Q_l part in the same pass.
-      switcher_.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g, c0p.cref());
+      rot_keys.push_back(keys.find(g));
+      rot_gs.push_back(g);
+      rot0.push_back(e.c0.ref());
+      rot1.push_back(e.c1.ref());
     }
     out.push_back(std::move(e));
   }
+  if (!rot_gs.empty())
+    switcher_.key_mult_rotations(digits, level, rot_keys, rot_gs, rot0, rot1, c0p.cref());
   return out;
 }
 

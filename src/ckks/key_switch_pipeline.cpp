@@ -56,6 +56,63 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
   }
 }
 
+void KeySwitcher::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
+                                     std::span<const SwitchingKey* const> keys,
+                                     std::span<const u32> gs, std::span<const PolyRef> out0,
+                                     std::span<const PolyRef> out1, ConstPolyRef add_q0) const {
+  if (keys.size() != gs.size() || out0.size() != gs.size() || out1.size() != gs.size()) {
+    throw ParameterError(
+        "KeySwitcher::key_mult_rotations: one key and one output pair per "
+        "rotation are needed");
+  }
+  if (!ctx_->options().optimizations.multi_poly_caching) {
+    for (std::size_t r = 0; r < gs.size(); ++r)
+      key_mult_into(digits, level, *keys[r], out0[r], out1[r], gs[r], add_q0);
+    return;
+  }
+  const TrafficScope scope("KeyMult");
+  const LevelData& lv = ctx_->level(level);
+  if (digits.size() != lv.digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult_rotations: digit count does not match level " +
+                         std::to_string(level));
+  }
+  if (add_q0.words() != 0 && !(add_q0.basis == lv.q_basis)) {
+    throw ParameterError("KeySwitcher::key_mult_rotations: add_q0 must be over Q_l of level " +
+                         std::to_string(level));
+  }
+  for (std::size_t r = 0; r < gs.size(); ++r) {
+    const SwitchingKey& key = *keys[r];
+    if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
+      throw ContextError(
+          "KeySwitcher::key_mult_rotations: a switching key is empty or not of this Context");
+    }
+    if (gs[r] <= 1) {
+      throw ParameterError("KeySwitcher::key_mult_rotations: Galois element " +
+                           std::to_string(gs[r]) + " is not a rotation");
+    }
+  }
+  // The Q_l limbs (with add_q0), then the P limbs, as key_mult_part.
+  for (const bool p_part : {false, true}) {
+    const u32 start = p_part ? lv.limbs : 0;
+    const u32 count = p_part ? ctx_->alpha() : lv.limbs;
+    const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+    std::vector<ConstPolyRef> d, kb, ka;
+    std::vector<PolyRef> o0, o1;
+    for (std::size_t k = 0; k < digits.size(); ++k)
+      d.push_back(digits[k].slice(start, count));
+    for (std::size_t r = 0; r < gs.size(); ++r) {
+      for (std::size_t k = 0; k < digits.size(); ++k) {
+        const u32 chunk = lv.digits[k].chunk;
+        kb.push_back(keys[r]->b(chunk).slice(key_start, count));
+        ka.push_back(keys[r]->a(chunk).slice(key_start, count));
+      }
+      o0.push_back(out0[r].slice(start, count));
+      o1.push_back(out1[r].slice(start, count));
+    }
+    ctx_->backend().key_mult_rotations(d, gs, kb, ka, o0, o1, p_part ? ConstPolyRef{} : add_q0);
+  }
+}
+
 void KeySwitcher::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
                                 u32 level) const {
   const TrafficScope scope("ModDown");

@@ -34,6 +34,17 @@ void Backend::bconv_matmul_batch(std::span<const BConvJob> jobs) {
     bconv_matmul(*j.plan, j.in, j.out);
 }
 
+void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                                 std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                                 std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                                 ConstPolyRef add0) {
+  checks::key_mult_rotations_args("key_mult_rotations", digits, gs, kb, ka, out0, out1);
+  const std::size_t d = digits.size();
+  for (std::size_t r = 0; r < gs.size(); ++r)
+    key_mult_automorphed(digits, gs[r], kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],
+                         out1[r], add0);
+}
+
 std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {
   const char* env = std::getenv("THEO_BACKEND");
   const std::string choice = env ? env : "";

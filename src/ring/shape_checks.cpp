@@ -70,6 +70,27 @@ void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, Co
   no_alias(op, "add0", add0, "out1", out1);
 }
 
+void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> digits,
+                             std::span<const u32> gs, std::span<const ConstPolyRef> kb,
+                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                             std::span<const PolyRef> out1) {
+  const std::size_t r = gs.size(), d = digits.size();
+  if (kb.size() != r * d || ka.size() != r * d || out0.size() != r || out1.size() != r) {
+    fail(op, "needs one kb and one ka per digit per rotation and one out0 / out1 per rotation (" +
+                 std::to_string(d) + " digits, " + std::to_string(r) + " rotations; got " +
+                 std::to_string(kb.size()) + " kb, " + std::to_string(ka.size()) + " ka, " +
+                 std::to_string(out0.size()) + " out0, " + std::to_string(out1.size()) + " out1)");
+  }
+  for (std::size_t i = 0; i < r; ++i) {
+    for (std::size_t j = 0; j < r; ++j) {
+      if (i == j) continue;
+      no_alias(op, indexed("out0", i), out0[i], indexed("out0", j), out0[j]);
+      no_alias(op, indexed("out0", i), out0[i], indexed("out1", j), out1[j]);
+      no_alias(op, indexed("out1", i), out1[i], indexed("out1", j), out1[j]);
+    }
+  }
+}
+
 void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs) {
   for (std::size_t a = 0; a < jobs.size(); ++a) {
     for (std::size_t b = 0; b < jobs.size(); ++b) {

@@ -242,6 +242,25 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_automorphed(digits, g, kb, ka, out0, out1, add0); });
   }
+  void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                          std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                          std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                          ConstPolyRef add0) override {
+    // The digits (and add0) once for all rotations; each rotation's keys and outputs.
+    run(
+        "key_mult_rotations",
+        [&] {
+          TrafficCost c;
+          for (std::size_t r = 0; r < gs.size(); ++r) {
+            TrafficCost one = traffic_model::key_mult(digits, out0[r]);
+            if (r > 0) one.bytes_read -= 4.0 * static_cast<double>(digits.size() * out0[r].words());
+            c = traffic_model::sum(c, one);
+          }
+          c.bytes_read += 4.0 * static_cast<double>(add0.words());
+          return c;
+        },
+        [&] { inner_->key_mult_rotations(digits, gs, kb, ka, out0, out1, add0); });
+  }
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
     run(
         "mul_monomial", [&] { return traffic_model::elementwise(out, 1, 1); },

@@ -72,5 +72,69 @@ TEST(CudaKeyMultAutomorphed, MatchesCpu) {
   }
 }
 
+// key_mult_rotations: several rotations of one set of digits (each block of the digits read once
+// for all of them), with and without add0, more rotations than one launch takes, against the CPU
+// (whose default is one key_mult_automorphed per rotation).
+TEST(CudaKeyMultRotations, MatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const u32 log_n : {12u, 16u}) {
+    RingParams ring;
+    ring.log_n = log_n;
+    ring.primes = find_ntt_primes(log_n, 30, 13);
+    auto cpu = make_cpu_backend(ring);
+    auto gpu = make_cuda_backend(ring);
+    for (const u32 limbs : {1u, 12u}) {
+      const Basis basis = Basis::range(0, limbs);
+      for (const u32 dnum : {1u, 4u, 9u}) {
+        for (const u32 rots : {1u, 3u, 11u}) {
+          std::vector<u32> gs;
+          for (u32 r = 0; r < rots; ++r)
+            gs.push_back(galois_element_for_rotation(static_cast<i64>(rng() % 4000) - 2000, log_n) |
+                         1u);
+          const bool with_add0 = rots != 3;
+          std::vector<std::vector<u32>> host;
+          for (u32 k = 0; k < dnum + 2 * rots * dnum + 1; ++k)
+            host.push_back(random_words(*cpu, basis, rng));
+          std::vector<std::vector<u32>> got[2];
+          for (int side = 0; side < 2; ++side) {
+            Backend& be = side == 0 ? *cpu : *gpu;
+            std::vector<RnsPoly> polys, outs;
+            for (const auto& h : host) {
+              polys.push_back(be.make_poly(basis));
+              be.upload(h.data(), polys.back().ref());
+            }
+            std::vector<ConstPolyRef> d, kb, ka;
+            for (u32 k = 0; k < dnum; ++k)
+              d.push_back(polys[k].cref());
+            for (u32 r = 0; r < rots; ++r) {
+              for (u32 k = 0; k < dnum; ++k) {
+                kb.push_back(polys[dnum + 2 * (r * dnum + k)].cref());
+                ka.push_back(polys[dnum + 2 * (r * dnum + k) + 1].cref());
+              }
+            }
+            std::vector<PolyRef> o0, o1;
+            for (u32 r = 0; r < 2 * rots; ++r)
+              outs.push_back(be.make_poly(basis));
+            for (u32 r = 0; r < rots; ++r) {
+              o0.push_back(outs[2 * r].ref());
+              o1.push_back(outs[2 * r + 1].ref());
+            }
+            be.key_mult_rotations(d, gs, kb, ka, o0, o1,
+                                  with_add0 ? polys.back().cref() : ConstPolyRef{});
+            for (const RnsPoly& o : outs) {
+              got[side].emplace_back(o.words());
+              be.download(o.cref(), got[side].back().data());
+            }
+          }
+          for (u32 r = 0; r < 2 * rots; ++r)
+            ASSERT_EQ(got[0][r], got[1][r])
+                << "log_n " << log_n << " limbs " << limbs << " dnum " << dnum << " rotations "
+                << rots << " output " << r << (with_add0 ? " with add0" : "");
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace theo

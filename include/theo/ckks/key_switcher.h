@@ -71,6 +71,15 @@ class KeySwitcher {
   void key_mult_into(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
                      PolyRef out0, PolyRef out1, u32 galois = 1, ConstPolyRef add_q0 = {}) const;
 
+  // key_mult_into for several rotations of the same digits (hoisted baby steps): rotation r
+  // (Galois element gs[r] > 1, key *keys[r]) into out0[r] / out1[r], with phi_(gs[r])(add_q0)
+  // added to every out0's Q_l limbs. With multi-poly caching the backend reads the digits once
+  // for all of them (Backend::key_mult_rotations); the same words either way.
+  void key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
+                          std::span<const SwitchingKey* const> keys, std::span<const u32> gs,
+                          std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                          ConstPolyRef add_q0 = {}) const;
+
   // Stage 3. in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l). out may be a slice of in.
   void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
 

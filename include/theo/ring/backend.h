@@ -214,6 +214,16 @@ class Backend {
                                     std::span<const ConstPolyRef> kb,
                                     std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
                                     ConstPolyRef add0 = {}) = 0;
+  // key_mult_automorphed for several rotations of the same digits (hoisted baby steps): for
+  // rotation r (Galois element gs[r]), out0[r] = sum_k phi(d_k) kb[r * D + k] (+ phi(add0)),
+  // out1[r] = sum_k phi(d_k) ka[r * D + k], D = digits.size(). Every phi_g maps aligned blocks of
+  // words onto whole blocks, so the GPU reads each block of the digits once for all rotations
+  // (L2-aware multi-polynomial caching) instead of once per rotation. The same words as the calls
+  // one by one, which is what the default does.
+  virtual void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                                  std::span<const ConstPolyRef> kb,
+                                  std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                                  std::span<const PolyRef> out1, ConstPolyRef add0 = {});
   // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
   virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
 

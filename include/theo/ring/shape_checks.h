@@ -41,6 +41,12 @@ void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs)
 // neither output.
 void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, ConstPolyRef out0,
                    ConstPolyRef out1);
+// The counts of Backend::key_mult_rotations (one kb and ka per digit per rotation, one output
+// pair per rotation) and that no output aliases a digit, add0 is checked per rotation.
+void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> digits,
+                             std::span<const u32> gs, std::span<const ConstPolyRef> kb,
+                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                             std::span<const PolyRef> out1);
 // Arguments of Backend::mul_scalar_sum: at least one term, every term shaped like out and not
 // aliasing it, and one row of canonical per-limb constants per term.
 void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,

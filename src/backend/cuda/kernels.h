@@ -161,6 +161,25 @@ void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& k
                      const Modulus* mods, cudaStream_t s, u32 galois = 0,
                      const u32* add0 = nullptr);
 
+// key_mult_rotations (Backend::key_mult_rotations): rotations of one set of digits per launch.
+inline constexpr u32 kRotBlock = 1024;  // words of a digit block (a power of two, <= N)
+inline constexpr u32 kMaxRotations = 8;
+inline constexpr u32 kMaxRotDigits = 8;
+struct RotationArgs {
+  const u32* d[kMaxRotDigits] = {};
+  const u32* kb[kMaxRotations][kMaxRotDigits] = {};
+  const u32* ka[kMaxRotations][kMaxRotDigits] = {};
+  u32* out0[kMaxRotations] = {};
+  u32* out1[kMaxRotations] = {};
+  u32 g[kMaxRotations] = {};      // Galois elements
+  u32 g_inv[kMaxRotations] = {};  // their inverses mod 2N
+  const u32* add0 = nullptr;      // nullable: phi_g(add0) joins every out0
+  u32 digits = 0, rotations = 0;
+};
+// Needs n a multiple of kRotBlock and every pointer 16-byte aligned (the caller checks).
+void launch_key_mult_rotations(const RotationArgs& a, u32 n, const Basis& basis,
+                               const Modulus* mods, cudaStream_t s);
+
 // out = a * X^k in the NTT domain; k reduced mod 2N by the caller.
 void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,
                          const Basis& basis, cudaStream_t s);

@@ -72,6 +72,64 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
   store_words<W>(out1 + off, s1);
 }
 
+// key_mult_rotations: block x of the grid owns the digits' words [x B, (x + 1) B) of limb y, read
+// once into shared memory (with add0's); every phi_g maps that block onto one whole block of
+// outputs, so for each rotation the block computes those B outputs, reading their key words
+// (coalesced) and its digit words through the permutation from shared memory.
+template <bool kAdd>
+__global__ void __launch_bounds__(256)
+    key_mult_rotations_kernel(const __grid_constant__ RotationArgs a, u32 n,
+                              const __grid_constant__ Basis basis, const Modulus* mods) {
+  extern __shared__ uint4 srot4[];
+  u32* const sd = reinterpret_cast<u32*>(srot4);  // [digits (+ add0)][kRotBlock]
+  constexpr u32 B = kRotBlock, W = 4;
+  const u32 limb = blockIdx.y;
+  const Modulus m = mods[basis.ids[limb]];
+  const std::size_t base = static_cast<std::size_t>(limb) * n;
+  const u32 d0 = blockIdx.x * B;
+  const u32 log_n = 31u - static_cast<u32>(__clz(n));
+  const u32 rows = a.digits + (kAdd ? 1u : 0u);
+  for (u32 e = threadIdx.x * W; e < rows * B; e += blockDim.x * W) {
+    const u32 k = e / B, i = e - k * B;
+    const u32* src = k < a.digits ? a.d[k] : a.add0;
+    *reinterpret_cast<uint4*>(sd + e) = *reinterpret_cast<const uint4*>(src + base + d0 + i);
+  }
+  __syncthreads();
+  const i32 r2 = static_cast<i32>(m.r2_mod);
+  for (u32 r = 0; r < a.rotations; ++r) {
+    // The output block whose sources are this block: phi_g^-1 = phi_(g^-1) maps d0 into it.
+    const u32 o0 = automorphism_src_index(d0, a.g_inv[r], log_n) & ~(B - 1);
+    for (u32 t = threadIdx.x * W; t < B; t += blockDim.x * W) {
+      const u32 o = o0 + t;
+      u32 at[W];
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        at[w] = automorphism_src_index(o + w, a.g[r], log_n) - d0;
+      u32 s0[W] = {}, s1[W] = {};
+      for (u32 k = 0; k < a.digits; ++k) {
+        u32 b[W], c[W];
+        load_words<W>(a.kb[r][k] + base + o, b);
+        load_words<W>(a.ka[r][k] + base + o, c);
+        const u32* dk = sd + k * B;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+          const u32 x = dk[at[w]];
+          s0[w] = add_mod(s0[w], mont_mul_c(x, static_cast<i32>(b[w]), m), m.q);
+          s1[w] = add_mod(s1[w], mont_mul_c(x, static_cast<i32>(c[w]), m), m.q);
+        }
+      }
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const u32 p0 = kAdd ? sd[a.digits * B + at[w]] : 0u;
+        s0[w] = add_mod(mont_mul_c(s0[w], r2, m), p0, m.q);
+        s1[w] = mont_mul_c(s1[w], r2, m);
+      }
+      store_words<W>(a.out0[r] + base + o, s0);
+      store_words<W>(a.out1[r] + base + o, s1);
+    }
+  }
+}
+
 __global__ void mul_monomial_kernel(const __grid_constant__ RingTables t, const u32* a, u32 k,
                                     u32* out, const __grid_constant__ Basis basis) {
   const u32 n = 1u << t.log_n;
@@ -111,6 +169,19 @@ void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& k
   else
     key_mult_kernel<1><<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis,
                                                 mods, galois, add0);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+void launch_key_mult_rotations(const RotationArgs& a, u32 n, const Basis& basis,
+                               const Modulus* mods, cudaStream_t s) {
+  if (basis.size == 0 || a.rotations == 0) return;
+  const bool add = a.add0 != nullptr;
+  const std::size_t smem = (a.digits + (add ? 1u : 0u)) * std::size_t{kRotBlock} * sizeof(u32);
+  const dim3 grid(n / kRotBlock, basis.size);
+  if (add)
+    key_mult_rotations_kernel<true><<<grid, 256, smem, s>>>(a, n, basis, mods);
+  else
+    key_mult_rotations_kernel<false><<<grid, 256, smem, s>>>(a, n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
