@@ -392,12 +392,18 @@ Bootstrapper::RealImag Bootstrapper::coeff_to_slot_split(const Ciphertext& raise
   const LinearTransform& last = m.cts.back();
   if (last.min_keys())
     return split_real_imag(m.ev, coeff_to_slot(raised, keys.galois), keys.galois);
-  Ciphertext ct = m.ev.clone(raised);
-  for (const int r : m.subsum_rotations)
-    m.ev.add_inplace(ct, m.ev.rotate(ct, r, keys.galois));
-  for (std::size_t i = 0; i + 1 < m.cts.size(); ++i)
-    ct = m.cts[i].evaluate(m.ev, ct, keys.galois);
-  const Ciphertext w_high = m.ev.mod_down(last.evaluate_unrescaled(m.ev, ct, keys.galois));
+  // The input is read in place until a step makes a new ciphertext (no copy of it first).
+  Ciphertext ct;
+  const Ciphertext* cur = &raised;
+  for (const int r : m.subsum_rotations) {
+    ct = m.ev.add(*cur, m.ev.rotate(*cur, r, keys.galois));
+    cur = &ct;
+  }
+  for (std::size_t i = 0; i + 1 < m.cts.size(); ++i) {
+    ct = m.cts[i].evaluate(m.ev, *cur, keys.galois);
+    cur = &ct;
+  }
+  const Ciphertext w_high = m.ev.mod_down(last.evaluate_unrescaled(m.ev, *cur, keys.galois));
   RealImag high = split_real_imag(m.ev, w_high, keys.galois);
   RealImag out{m.ev.rescale(high.re), m.ev.rescale(high.im)};
   out.re.set_scale(last.output_scale());
@@ -406,9 +412,10 @@ Bootstrapper::RealImag Bootstrapper::coeff_to_slot_split(const Ciphertext& raise
 }
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct, const GaloisKeys& keys) const {
-  Ciphertext out = impl_->ev.clone(ct);
-  for (const auto& lt : impl_->stc)
-    out = lt.evaluate(impl_->ev, out, keys);
+  if (impl_->stc.empty()) return impl_->ev.clone(ct);
+  Ciphertext out = impl_->stc.front().evaluate(impl_->ev, ct, keys);
+  for (std::size_t i = 1; i < impl_->stc.size(); ++i)
+    out = impl_->stc[i].evaluate(impl_->ev, out, keys);
   return out;
 }
 

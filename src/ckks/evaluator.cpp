@@ -212,14 +212,21 @@ void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& b) const {
 
 Ciphertext Evaluator::add_const(const Ciphertext& a, std::complex<double> c) const {
   detail::require_usable(*ctx_, a, "add_const: ciphertext");
-  Ciphertext out = clone(a);
-  out.drop_seed();
   Backend& be = ctx_->backend();
   const Basis& basis = ctx_->level(a.level()).q_basis;
-  const PolyRef c0 = out.poly(0).ref();
-  if (c.real() != 0) {
-    be.add_scalar(c0, const_residues(*ctx_, c.real() * a.scale(), basis), c0);
+  // c0 + c out of place (no copy of c0 first); the other polys copied.
+  std::vector<RnsPoly> polys;
+  for (u32 i = 0; i < a.size(); ++i) {
+    polys.push_back(be.make_poly(a.poly(i).basis()));
+    if (i == 0 && c.real() != 0) {
+      be.add_scalar(a.poly(0).cref(), const_residues(*ctx_, c.real() * a.scale(), basis),
+                    polys.back().ref());
+    } else {
+      be.copy(a.poly(i).cref(), polys.back().ref());
+    }
   }
+  Ciphertext out(ctx_->id(), a.level(), a.scale(), a.slots(), std::move(polys));
+  const PolyRef c0 = out.poly(0).ref();
   if (c.imag() != 0) {
     // i = X^(N/2) in every slot: add round(Im c * scale) * X^(N/2).
     RnsPoly t = be.make_poly(basis);
