@@ -8,7 +8,6 @@
 
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
-#include "theo/ring/fork_scope.h"
 
 namespace theo {
 
@@ -351,49 +350,24 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
                                                             const GaloisKeys& keys) const {
   const std::vector<int> rots(babies_.begin(), babies_.end());
   const std::vector<ExtendedCiphertext> babies = ev.rotate_hoisted_extended(ct, rots, keys);
-  std::vector<ExtendedCiphertext> accs(giants_.size()), to_rotate, rotated;
-  std::vector<int> shifts;
-  const auto plain_sum = [&](std::size_t i) {
-    const Giant& g = giants_[i];
-    std::vector<const ExtendedCiphertext*> cts;
-    std::vector<const ExtendedPlaintext*> pts;
-    for (std::size_t k = 0; k < g.bs.size(); ++k) {
-      cts.push_back(&babies[g.bs[k].first]);
-      pts.push_back(&g.extended[k]);
-    }
-    accs[i] = ev.multiply_plain_sum(cts, pts);
-  };
-  // The rotating giants: their sums, then their ModDown + rotation key switches, rotated before
-  // the rescale, at about Delta^2, where their key-switching noise vanishes. The switches are
-  // independent: they run in L2-sized batches.
-  const auto rotating = [&] {
-    for (std::size_t i = 0; i < giants_.size(); ++i) {
-      if (giants_[i].shift == 0) continue;
-      plain_sum(i);
-      to_rotate.push_back(std::move(accs[i]));
-      shifts.push_back(static_cast<int>(giants_[i].shift));
-    }
-    rotated = mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
-  };
-  bool unshifted = false;
-  for (const Giant& g : giants_)
-    unshifted = unshifted || g.shift == 0;
-  Backend& be = ev.context()->backend();
-  if (unshifted && giants_.size() > 1 && ev.context()->options().optimizations.pipelining &&
-      !be.forked()) {
-    // The unrotated giant's sum (DRAM-bound: diagonals and baby steps) runs on the second
-    // stream while the rotating giants' key switches (mostly transforms) run on the first.
-    ForkScope fork(be);
-    for (std::size_t i = 0; i < giants_.size(); ++i)
-      if (giants_[i].shift == 0) plain_sum(i);
-    be.end_fork();
-    rotating();
-    fork.join();
-  } else {
-    for (std::size_t i = 0; i < giants_.size(); ++i)
-      if (giants_[i].shift == 0) plain_sum(i);
-    rotating();
+  // Every giant's diagonal sum in one pass over the baby steps (each read once for all giants).
+  std::vector<std::vector<Evaluator::PlainTerm>> terms(giants_.size());
+  for (std::size_t i = 0; i < giants_.size(); ++i) {
+    for (std::size_t k = 0; k < giants_[i].bs.size(); ++k)
+      terms[i].push_back({giants_[i].bs[k].first, &giants_[i].extended[k]});
   }
+  std::vector<ExtendedCiphertext> accs = ev.multiply_plain_sums(babies, terms);
+  // Rotated before the rescale, at about Delta^2: its key-switching noise vanishes there. The
+  // giants' ModDown + rotation key switches are independent: they run in L2-sized batches.
+  std::vector<ExtendedCiphertext> to_rotate;
+  std::vector<int> shifts;
+  for (std::size_t i = 0; i < giants_.size(); ++i) {
+    if (giants_[i].shift == 0) continue;
+    to_rotate.push_back(std::move(accs[i]));
+    shifts.push_back(static_cast<int>(giants_[i].shift));
+  }
+  std::vector<ExtendedCiphertext> rotated =
+      mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
   std::optional<ExtendedCiphertext> result;
   std::size_t next = 0;
   for (std::size_t i = 0; i < giants_.size(); ++i) {

@@ -160,6 +160,83 @@ ExtendedCiphertext Evaluator::multiply_plain_sum(
   return out;
 }
 
+std::vector<ExtendedCiphertext> Evaluator::multiply_plain_sums(
+    std::span<const ExtendedCiphertext> cts, std::span<const std::vector<PlainTerm>> terms) const {
+  std::vector<std::vector<const ExtendedCiphertext*>> c(terms.size());
+  std::vector<std::vector<const ExtendedPlaintext*>> p(terms.size());
+  bool distinct = true;  // no sum uses a ciphertext twice (key_mult_sums has one slot per pair)
+  for (std::size_t g = 0; g < terms.size(); ++g) {
+    std::vector<bool> used(cts.size(), false);
+    for (const PlainTerm& t : terms[g]) {
+      if (t.ct >= cts.size() || t.pt == nullptr) {
+        throw ParameterError("multiply_plain_sums: sum " + std::to_string(g) +
+                             " names ciphertext " + std::to_string(t.ct) + " of " +
+                             std::to_string(cts.size()) + " or no plaintext");
+      }
+      distinct = distinct && !used[t.ct];
+      used[t.ct] = true;
+      c[g].push_back(&cts[t.ct]);
+      p[g].push_back(t.pt);
+    }
+  }
+  std::vector<ExtendedCiphertext> out;
+  if (!ctx_->options().optimizations.multi_poly_caching || !distinct || terms.size() < 2) {
+    for (std::size_t g = 0; g < terms.size(); ++g)
+      out.push_back(multiply_plain_sum(c[g], p[g]));
+    return out;
+  }
+  // The checks of multiply_plain_sum, per sum, then one backend call for all of them.
+  for (std::size_t g = 0; g < terms.size(); ++g) {
+    if (c[g].empty()) throw ParameterError("multiply_plain_sums: a sum has no term");
+    const ExtendedCiphertext& first = *c[g].front();
+    const long double scale = first.scale * p[g].front()->scale;
+    for (std::size_t k = 0; k < c[g].size(); ++k) {
+      require_extended(*ctx_, *c[g][k], "multiply_plain_sums: ciphertext");
+      if (p[g][k]->empty() || p[g][k]->context_id != ctx_->id()) {
+        throw ContextError("multiply_plain_sums: a plaintext is empty or of another Context");
+      }
+      if (c[g][k]->level != first.level || p[g][k]->level != first.level) {
+        throw LevelError("multiply_plain_sums: operands at different levels");
+      }
+      detail::require_same_scale(*ctx_, c[g][k]->scale * p[g][k]->scale, scale, "a product",
+                                 "the first product");
+    }
+  }
+  const u32 level = c.front().front()->level;
+  for (std::size_t g = 1; g < terms.size(); ++g) {
+    if (c[g].front()->level != level)
+      throw LevelError("multiply_plain_sums: sums at different levels");
+  }
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  // Only the ciphertexts some sum uses take part.
+  std::vector<int> slot(cts.size(), -1);
+  std::vector<ConstPolyRef> kb, ka;
+  for (std::size_t g = 0; g < terms.size(); ++g) {
+    for (const PlainTerm& t : terms[g]) {
+      if (slot[t.ct] >= 0) continue;
+      slot[t.ct] = static_cast<int>(kb.size());
+      kb.push_back(cts[t.ct].c0.cref());
+      ka.push_back(cts[t.ct].c1.cref());
+    }
+  }
+  std::vector<ConstPolyRef> d(terms.size() * kb.size());
+  std::vector<PolyRef> o0, o1;
+  for (std::size_t g = 0; g < terms.size(); ++g) {
+    u32 slots = 0;
+    for (const PlainTerm& t : terms[g]) {
+      d[g * kb.size() + static_cast<std::size_t>(slot[t.ct])] = t.pt->poly.cref();
+      slots = std::max(slots, cts[t.ct].slots);
+    }
+    out.push_back(ExtendedCiphertext{ctx_->id(), level, c[g].front()->scale * p[g].front()->scale,
+                                     slots, be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)});
+    o0.push_back(out.back().c0.ref());
+    o1.push_back(out.back().c1.ref());
+  }
+  be.key_mult_sums(d, kb, ka, o0, o1);
+  return out;
+}
+
 void Evaluator::add_inplace(ExtendedCiphertext& a, const ExtendedCiphertext& b) const {
   require_extended(*ctx_, a, "add_inplace: a");
   require_extended(*ctx_, b, "add_inplace: b");

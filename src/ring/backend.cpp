@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "theo/ring/shape_checks.h"
 
@@ -43,6 +44,23 @@ void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span
   for (std::size_t r = 0; r < gs.size(); ++r)
     key_mult_automorphed(digits, gs[r], kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],
                          out1[r], add0);
+}
+
+void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                            std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                            std::span<const PolyRef> out1) {
+  checks::key_mult_sums_args("key_mult_sums", d, kb, ka, out0, out1);
+  const std::size_t k_terms = kb.size();
+  for (std::size_t g = 0; g < out0.size(); ++g) {
+    std::vector<ConstPolyRef> dg, bg, ag;
+    for (std::size_t k = 0; k < k_terms; ++k) {
+      if (d[g * k_terms + k].words() == 0) continue;
+      dg.push_back(d[g * k_terms + k]);
+      bg.push_back(kb[k]);
+      ag.push_back(ka[k]);
+    }
+    key_mult(dg, bg, ag, out0[g], out1[g]);
+  }
 }
 
 std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {

@@ -91,6 +91,30 @@ void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> 
   }
 }
 
+void key_mult_sums_args(std::string_view op, std::span<const ConstPolyRef> d,
+                        std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                        std::span<const PolyRef> out0, std::span<const PolyRef> out1) {
+  const std::size_t k = kb.size(), g = out0.size();
+  if (ka.size() != k || out1.size() != g || d.size() != g * k) {
+    fail(op, "needs as many ka as kb, one out1 per out0 and one d per sum per term (" +
+                 std::to_string(k) + " kb, " + std::to_string(ka.size()) + " ka, " +
+                 std::to_string(g) + " out0, " + std::to_string(out1.size()) + " out1, " +
+                 std::to_string(d.size()) + " d)");
+  }
+  for (std::size_t i = 0; i < g; ++i) {
+    bool any = false;
+    for (std::size_t j = 0; j < k; ++j)
+      any = any || d[i * k + j].words() != 0;
+    if (!any) fail(op, indexed("out0", i) + "'s sum has no term");
+    for (std::size_t j = 0; j < g; ++j) {
+      if (i == j) continue;
+      no_alias(op, indexed("out0", i), out0[i], indexed("out0", j), out0[j]);
+      no_alias(op, indexed("out0", i), out0[i], indexed("out1", j), out1[j]);
+      no_alias(op, indexed("out1", i), out1[i], indexed("out1", j), out1[j]);
+    }
+  }
+}
+
 void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs) {
   for (std::size_t a = 0; a < jobs.size(); ++a) {
     for (std::size_t b = 0; b < jobs.size(); ++b) {

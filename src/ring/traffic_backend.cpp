@@ -261,6 +261,29 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_rotations(digits, gs, kb, ka, out0, out1, add0); });
   }
+  void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                     std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                     std::span<const PolyRef> out1) override {
+    // kb / ka once for all sums, every present d once, every output written once.
+    run(
+        "key_mult_sums",
+        [&] {
+          TrafficCost c;
+          if (out0.empty()) return c;
+          double dwords = 0;
+          for (const ConstPolyRef& x : d)
+            dwords += static_cast<double>(x.words());
+          const double w = static_cast<double>(out0[0].words());
+          c.polys = static_cast<u32>(2 * out0.size());
+          c.limbs = static_cast<u32>(2 * out0.size()) * out0[0].limbs();
+          c.n = out0[0].n;
+          c.bytes_read = 4.0 * (dwords + 2.0 * w * static_cast<double>(kb.size()));
+          c.bytes_written = 4.0 * 2.0 * w * static_cast<double>(out0.size());
+          c.macs = 2.0 * dwords;
+          return c;
+        },
+        [&] { inner_->key_mult_sums(d, kb, ka, out0, out1); });
+  }
   void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
     run(
         "mul_monomial", [&] { return traffic_model::elementwise(out, 1, 1); },

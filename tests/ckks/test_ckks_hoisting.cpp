@@ -128,5 +128,46 @@ TEST_F(HoistingTest, DoubleHoistedSumOfRotationsMatchesPlaintext) {
   EXPECT_THROW(e.evaluator.mod_down(std::move(acc)), ContextError);
 }
 
+// Several giant-step sums over shared baby steps in one call give the words of one
+// multiply_plain_sum per sum (terms in any order, some babies left out of some sums).
+TEST_F(HoistingTest, MultiplyPlainSumsMatchesOneSumEach) {
+  Env& e = env();
+  const u32 slots = e.ctx->max_slots();
+  const std::vector<int> rots = {0, 1, 5, -3};
+  const GaloisKeys keys = e.keygen.create_galois_keys(e.sk, rots);
+  const u32 level = 4;
+  const Ciphertext ct = e.encrypt(random_slots(slots), level);
+  std::vector<Plaintext> pts;
+  for (int k = 0; k < 6; ++k)
+    pts.push_back(e.encoder.encode(random_slots(slots), level, e.ctx->default_scale(level)));
+  std::vector<const Plaintext*> pt_ptrs;
+  for (const Plaintext& p : pts)
+    pt_ptrs.push_back(&p);
+  const std::vector<ExtendedPlaintext> ext = e.evaluator.extend(pt_ptrs);
+  const std::vector<ExtendedCiphertext> babies =
+      e.evaluator.rotate_hoisted_extended(ct, rots, keys);
+  using T = Evaluator::PlainTerm;
+  const std::vector<std::vector<T>> terms = {{{0, &ext[0]}, {1, &ext[1]}, {3, &ext[2]}},
+                                             {{2, &ext[3]}, {0, &ext[4]}},
+                                             {{3, &ext[5]}, {1, &ext[0]}, {2, &ext[1]}}};
+  const std::vector<ExtendedCiphertext> sums = e.evaluator.multiply_plain_sums(babies, terms);
+  ASSERT_EQ(sums.size(), terms.size());
+  for (std::size_t g = 0; g < terms.size(); ++g) {
+    std::vector<const ExtendedCiphertext*> c;
+    std::vector<const ExtendedPlaintext*> p;
+    for (const T& t : terms[g]) {
+      c.push_back(&babies[t.ct]);
+      p.push_back(t.pt);
+    }
+    const ExtendedCiphertext one = e.evaluator.multiply_plain_sum(c, p);
+    EXPECT_EQ(hash_poly(*e.ctx, sums[g].c0, hash_poly(*e.ctx, sums[g].c1)),
+              hash_poly(*e.ctx, one.c0, hash_poly(*e.ctx, one.c1)))
+        << "sum " << g;
+    EXPECT_EQ(sums[g].scale, one.scale);
+  }
+  const std::vector<std::vector<T>> bad = {{{7, &ext[0]}}};
+  EXPECT_THROW(e.evaluator.multiply_plain_sums(babies, bad), ParameterError);
+}
+
 }  // namespace
 }  // namespace theo::test

@@ -23,14 +23,19 @@ std::vector<u32> random_words(const Backend& be, const Basis& b, std::mt19937_64
   return w;
 }
 
+// A ring of 13 NTT primes of 30 bits for N = 2^log_n.
+RingParams ring_of(u32 log_n) {
+  RingParams ring;
+  ring.log_n = log_n;
+  ring.primes = find_ntt_primes(log_n, 30, 13);
+  return ring;
+}
+
 TEST(CudaKeyMultAutomorphed, MatchesCpu) {
   std::mt19937_64 rng(0x6b6d61ULL);
   for (const u32 log_n : {12u, 16u}) {
-    RingParams ring;
-    ring.log_n = log_n;
-    ring.primes = find_ntt_primes(log_n, 30, 13);
-    auto cpu = make_cpu_backend(ring);
-    auto gpu = make_cuda_backend(ring);
+    auto cpu = make_cpu_backend(ring_of(log_n));
+    auto gpu = make_cuda_backend(ring_of(log_n));
     for (const u32 limbs : {1u, 7u, 13u}) {
       const Basis basis = Basis::range(0, limbs);
       for (const u32 dnum : {1u, 3u, 4u}) {
@@ -78,11 +83,8 @@ TEST(CudaKeyMultAutomorphed, MatchesCpu) {
 TEST(CudaKeyMultRotations, MatchesCpu) {
   std::mt19937_64 rng(std::random_device{}());
   for (const u32 log_n : {12u, 16u}) {
-    RingParams ring;
-    ring.log_n = log_n;
-    ring.primes = find_ntt_primes(log_n, 30, 13);
-    auto cpu = make_cpu_backend(ring);
-    auto gpu = make_cuda_backend(ring);
+    auto cpu = make_cpu_backend(ring_of(log_n));
+    auto gpu = make_cuda_backend(ring_of(log_n));
     for (const u32 limbs : {1u, 12u}) {
       const Basis basis = Basis::range(0, limbs);
       for (const u32 dnum : {1u, 4u, 9u}) {
@@ -131,6 +133,60 @@ TEST(CudaKeyMultRotations, MatchesCpu) {
                 << "log_n " << log_n << " limbs " << limbs << " dnum " << dnum << " rotations "
                 << rots << " output " << r << (with_add0 ? " with add0" : "");
         }
+      }
+    }
+  }
+}
+
+// key_mult_sums: several sums over shared (kb, ka), some terms left out, more sums than one launch
+// takes, and more terms than the kernel takes (the per-sum fallback), against the CPU.
+TEST(CudaKeyMultSums, MatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const u32 log_n : {12u, 16u}) {
+    auto cpu = make_cpu_backend(ring_of(log_n));
+    auto gpu = make_cuda_backend(ring_of(log_n));
+    const Basis basis = Basis::range(0, 9);
+    for (const u32 terms : {1u, 8u, 40u}) {
+      for (const u32 sums : {1u, 3u, 6u}) {
+        // d[g][k] present unless (g + k) % 3 == 2; term g % terms always present in sum g.
+        std::vector<bool> present(sums * terms);
+        for (u32 g = 0; g < sums; ++g)
+          for (u32 k = 0; k < terms; ++k)
+            present[g * terms + k] = (g + k) % 3 != 2 || k == g % terms;
+        std::vector<std::vector<u32>> host;
+        for (u32 i = 0; i < 2 * terms + sums * terms; ++i)
+          host.push_back(random_words(*cpu, basis, rng));
+        std::vector<std::vector<u32>> got[2];
+        for (int side = 0; side < 2; ++side) {
+          Backend& be = side == 0 ? *cpu : *gpu;
+          std::vector<RnsPoly> polys, outs;
+          for (const auto& h : host) {
+            polys.push_back(be.make_poly(basis));
+            be.upload(h.data(), polys.back().ref());
+          }
+          std::vector<ConstPolyRef> kb, ka, d;
+          for (u32 k = 0; k < terms; ++k) {
+            kb.push_back(polys[2 * k].cref());
+            ka.push_back(polys[2 * k + 1].cref());
+          }
+          for (u32 i = 0; i < sums * terms; ++i)
+            d.push_back(present[i] ? polys[2 * terms + i].cref() : ConstPolyRef{});
+          std::vector<PolyRef> o0, o1;
+          for (u32 g = 0; g < 2 * sums; ++g)
+            outs.push_back(be.make_poly(basis));
+          for (u32 g = 0; g < sums; ++g) {
+            o0.push_back(outs[2 * g].ref());
+            o1.push_back(outs[2 * g + 1].ref());
+          }
+          be.key_mult_sums(d, kb, ka, o0, o1);
+          for (const RnsPoly& o : outs) {
+            got[side].emplace_back(o.words());
+            be.download(o.cref(), got[side].back().data());
+          }
+        }
+        for (u32 i = 0; i < 2 * sums; ++i)
+          ASSERT_EQ(got[0][i], got[1][i])
+              << "log_n " << log_n << " terms " << terms << " sums " << sums << " output " << i;
       }
     }
   }

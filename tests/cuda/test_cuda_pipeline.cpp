@@ -171,22 +171,37 @@ TEST(CudaPipeline, GraphReplayMatchesCpu) {
   }
 }
 
+// N = 2^log_n with `count` NTT primes of 30 bits.
+RingParams fork_ring(u32 log_n, u32 count) {
+  RingParams ring;
+  ring.log_n = log_n;
+  ring.primes = find_ntt_primes(log_n, 30, count);
+  return ring;
+}
+
+// Two inputs of `limbs` limbs over the first primes of `ring`, with canonical words that differ
+// from limb to limb.
+void fork_inputs(const RingParams& ring, u32 limbs, std::vector<u32>& x, std::vector<u32>& y) {
+  const std::size_t n = std::size_t{1} << ring.log_n;
+  x.resize(limbs * n);
+  y.resize(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u64 q = ring.primes[i / n];
+    x[i] = static_cast<u32>((i * 7919 + 13) % q);
+    y[i] = static_cast<u32>((i * 104729 + 5) % q);
+  }
+}
+
 // A branch and the main stream run concurrently on disjoint polys; the join orders what follows.
 TEST(CudaPipeline, ForkRunsBranchesAndChecksTheProtocol) {
-  RingParams ring;
-  ring.log_n = 12;
-  ring.primes = find_ntt_primes(12, 30, 4);
+  const RingParams ring = fork_ring(12, 4);
   const auto cpu = make_cpu_backend(ring, 1);
   const auto gpu = make_cuda_backend(ring);
   EXPECT_EQ(cpu->l2_bytes(), 0u);
   EXPECT_GT(gpu->l2_bytes(), 0u);
   const Basis basis = Basis::range(0, 4);
-  std::vector<u32> x(std::size_t{4} << 12), y(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const u64 q = ring.primes[i >> 12];
-    x[i] = static_cast<u32>((i * 7919 + 13) % q);
-    y[i] = static_cast<u32>((i * 104729 + 5) % q);
-  }
+  std::vector<u32> x, y;
+  fork_inputs(ring, 4, x, y);
   const auto run = [&](Backend& be) {
     RnsPoly a = be.make_poly(basis), b = be.make_poly(basis), c = be.make_poly(basis);
     be.upload(x.data(), a.ref());
@@ -226,18 +241,12 @@ TEST(CudaPipeline, ForkRunsBranchesAndChecksTheProtocol) {
 // lane. Eager and captured (replayed three times), word for word against the CPU, and the eager
 // run gives back every byte it took.
 TEST(CudaPipeline, ForkLanesMakeAndDropTemporaries) {
-  RingParams ring;
-  ring.log_n = 16;
-  ring.primes = find_ntt_primes(16, 30, 12);
+  const RingParams ring = fork_ring(16, 12);
   const auto cpu = make_cpu_backend(ring, 1);
   const auto gpu = make_cuda_backend(ring);
   const Basis basis = Basis::range(0, 12);
-  std::vector<u32> x(std::size_t{12} << 16), y(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const u64 q = ring.primes[i >> 16];
-    x[i] = static_cast<u32>((i * 7919 + 13) % q);
-    y[i] = static_cast<u32>((i * 104729 + 5) % q);
-  }
+  std::vector<u32> x, y;
+  fork_inputs(ring, 12, x, y);
   const auto body = [&](Backend& be, ConstPolyRef a, ConstPolyRef b, PolyRef ra, PolyRef rb) {
     auto pre = std::make_unique<RnsPoly>(be.make_poly(basis));
     be.copy(a, pre->ref());

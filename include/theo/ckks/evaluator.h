@@ -111,6 +111,16 @@ class Evaluator {
   // the same scale.
   ExtendedCiphertext multiply_plain_sum(std::span<const ExtendedCiphertext* const> cts,
                                         std::span<const ExtendedPlaintext* const> pts) const;
+  // Several multiply_plain_sum over one set of ciphertexts (a linear transform's giant steps over
+  // its baby steps): sum g = sum over terms[g] of cts[t.ct] * *t.pt. With multi-poly caching one
+  // pass reads every ciphertext once for all sums (Backend::key_mult_sums); the same words as
+  // multiply_plain_sum per sum.
+  struct PlainTerm {
+    u32 ct = 0;
+    const ExtendedPlaintext* pt = nullptr;
+  };
+  std::vector<ExtendedCiphertext> multiply_plain_sums(
+      std::span<const ExtendedCiphertext> cts, std::span<const std::vector<PlainTerm>> terms) const;
   void add_inplace(ExtendedCiphertext& a, const ExtendedCiphertext& b) const;
   // Back to Q_l (the input is consumed: its P limbs are scratch).
   Ciphertext mod_down(ExtendedCiphertext&& a) const;

@@ -224,6 +224,14 @@ class Backend {
                                   std::span<const ConstPolyRef> kb,
                                   std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
                                   std::span<const PolyRef> out1, ConstPolyRef add0 = {});
+  // Several key_mult sums over shared (kb, ka), e.g. a linear transform's giant steps over its
+  // baby steps: out0[g] = sum_k d[g K + k] kb[k], out1[g] = sum_k d[g K + k] ka[k], K =
+  // kb.size(); an empty d[g K + k] leaves term k out of sum g (each sum needs a term). The GPU
+  // reads each kb / ka word once for all sums. The same words as one key_mult per sum over its
+  // terms, which is what the default does.
+  virtual void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                             std::span<const PolyRef> out1);
   // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
   virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
 

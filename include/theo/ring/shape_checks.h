@@ -47,6 +47,12 @@ void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> 
                              std::span<const u32> gs, std::span<const ConstPolyRef> kb,
                              std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
                              std::span<const PolyRef> out1);
+// The counts of Backend::key_mult_sums (kb and ka alike, one d per sum per term, one output pair
+// per sum, every sum with a term) and that no output aliases another; each sum's shapes are
+// checked as key_mult's.
+void key_mult_sums_args(std::string_view op, std::span<const ConstPolyRef> d,
+                        std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                        std::span<const PolyRef> out0, std::span<const PolyRef> out1);
 // Arguments of Backend::mul_scalar_sum: at least one term, every term shaped like out and not
 // aliasing it, and one row of canonical per-limb constants per term.
 void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,

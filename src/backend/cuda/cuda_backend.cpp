@@ -439,6 +439,55 @@ class CudaBackend final : public Backend {
     check_galois("key_mult_automorphed", "g", g);
     run_key_mult(digits, g, kb, ka, out0, out1, add0.words() ? add0.data : nullptr);
   }
+  void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                     std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                     std::span<const PolyRef> out1) override {
+    constexpr std::string_view op = "key_mult_sums";
+    checks::key_mult_sums_args(op, d, kb, ka, out0, out1);
+    const std::size_t terms = kb.size();
+    bool fits = terms <= kMaxSumTerms && n() % 4 == 0;
+    for (std::size_t g = 0; g < out0.size(); ++g) {
+      std::vector<ConstPolyRef> dg, bg, ag;
+      for (std::size_t k = 0; k < terms; ++k) {
+        if (d[g * terms + k].words() == 0) continue;
+        dg.push_back(d[g * terms + k]);
+        bg.push_back(kb[k]);
+        ag.push_back(ka[k]);
+        fits = fits && aligned16(d[g * terms + k].data);
+      }
+      checks::key_mult_args(op, *this, dg, bg, ag, out0[g], out1[g]);
+      fits = fits && aligned16(out0[g].data) && aligned16(out1[g].data);
+      for (std::size_t k = 0; k < terms; ++k) {  // every sum reads every (kb, ka)
+        checks::no_alias(op, "an out0", out0[g], "a kb", kb[k]);
+        checks::no_alias(op, "an out1", out1[g], "a ka", ka[k]);
+      }
+    }
+    for (std::size_t k = 0; k < terms; ++k)
+      fits = fits && aligned16(kb[k].data) && aligned16(ka[k].data);
+    if (out0.empty()) return;
+    if (!fits) {  // one key_mult per sum
+      Backend::key_mult_sums(d, kb, ka, out0, out1);
+      return;
+    }
+    for (std::size_t g0 = 0; g0 < out0.size(); g0 += kMaxSums) {
+      SumsArgs a;
+      a.terms = static_cast<u32>(terms);
+      a.sums = static_cast<u32>(std::min<std::size_t>(kMaxSums, out0.size() - g0));
+      for (std::size_t k = 0; k < terms; ++k) {
+        a.b[k] = kb[k].data;
+        a.a[k] = ka[k].data;
+      }
+      for (u32 g = 0; g < a.sums; ++g) {
+        a.out0[g] = out0[g0 + g].data;
+        a.out1[g] = out1[g0 + g].data;
+        for (std::size_t k = 0; k < terms; ++k) {
+          const ConstPolyRef& x = d[(g0 + g) * terms + k];
+          a.d[g][k] = x.words() ? x.data : nullptr;
+        }
+      }
+      launch_key_mult_sums(a, n(), out0[g0].basis, mods_.get(), stream());
+    }
+  }
   void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
                           std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                           std::span<const PolyRef> out0, std::span<const PolyRef> out1,

@@ -180,6 +180,22 @@ struct RotationArgs {
 void launch_key_mult_rotations(const RotationArgs& a, u32 n, const Basis& basis,
                                const Modulus* mods, cudaStream_t s);
 
+// key_mult_sums (Backend::key_mult_sums): up to kMaxSums sums over up to kMaxSumTerms shared
+// (b, a) terms per launch; a null d[g][k] leaves term k out of sum g.
+inline constexpr u32 kMaxSums = 4;
+inline constexpr u32 kMaxSumTerms = 32;
+struct SumsArgs {
+  const u32* b[kMaxSumTerms] = {};
+  const u32* a[kMaxSumTerms] = {};
+  const u32* d[kMaxSums][kMaxSumTerms] = {};
+  u32* out0[kMaxSums] = {};
+  u32* out1[kMaxSums] = {};
+  u32 terms = 0, sums = 0;
+};
+// Needs n a multiple of 4 and every pointer 16-byte aligned (the caller checks).
+void launch_key_mult_sums(const SumsArgs& a, u32 n, const Basis& basis, const Modulus* mods,
+                          cudaStream_t s);
+
 // out = a * X^k in the NTT domain; k reduced mod 2N by the caller.
 void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32 n,
                          const Basis& basis, cudaStream_t s);

@@ -130,6 +130,49 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// key_mult_sums: a thread's 4 words of every (b_k, a_k) are read once and feed every sum that
+// has term k; each sum keeps its accumulators in registers (the same arithmetic as
+// key_mult_kernel, so the same words).
+__global__ void __launch_bounds__(256)
+    key_mult_sums_kernel(const __grid_constant__ SumsArgs a, u32 n,
+                         const __grid_constant__ Basis basis, const Modulus* mods) {
+  constexpr int W = 4;
+  const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+  if (idx >= n) return;
+  const u32 limb = blockIdx.y;
+  const Modulus m = mods[basis.ids[limb]];
+  const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
+  u32 s0[kMaxSums][W] = {}, s1[kMaxSums][W] = {};
+  for (u32 k = 0; k < a.terms; ++k) {
+    u32 b[W], c[W];
+    load_words<W>(a.b[k] + off, b);
+    load_words<W>(a.a[k] + off, c);
+#pragma unroll
+    for (u32 g = 0; g < kMaxSums; ++g) {
+      if (g >= a.sums || a.d[g][k] == nullptr) continue;
+      u32 x[W];
+      load_words<W>(a.d[g][k] + off, x);
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        s0[g][w] = add_mod(s0[g][w], mont_mul_c(x[w], static_cast<i32>(b[w]), m), m.q);
+        s1[g][w] = add_mod(s1[g][w], mont_mul_c(x[w], static_cast<i32>(c[w]), m), m.q);
+      }
+    }
+  }
+  const i32 r2 = static_cast<i32>(m.r2_mod);
+#pragma unroll
+  for (u32 g = 0; g < kMaxSums; ++g) {
+    if (g >= a.sums) break;
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      s0[g][w] = mont_mul_c(s0[g][w], r2, m);
+      s1[g][w] = mont_mul_c(s1[g][w], r2, m);
+    }
+    store_words<W>(a.out0[g] + off, s0[g]);
+    store_words<W>(a.out1[g] + off, s1[g]);
+  }
+}
+
 __global__ void mul_monomial_kernel(const __grid_constant__ RingTables t, const u32* a, u32 k,
                                     u32* out, const __grid_constant__ Basis basis) {
   const u32 n = 1u << t.log_n;
@@ -182,6 +225,15 @@ void launch_key_mult_rotations(const RotationArgs& a, u32 n, const Basis& basis,
     key_mult_rotations_kernel<true><<<grid, 256, smem, s>>>(a, n, basis, mods);
   else
     key_mult_rotations_kernel<false><<<grid, 256, smem, s>>>(a, n, basis, mods);
+  THEO_CUDA_CHECK_LAUNCH();
+}
+
+void launch_key_mult_sums(const SumsArgs& a, u32 n, const Basis& basis, const Modulus* mods,
+                          cudaStream_t s) {
+  if (basis.size == 0 || a.sums == 0) return;
+  constexpr u32 threads = 256;
+  const dim3 grid((n / 4 + threads - 1) / threads, basis.size);
+  key_mult_sums_kernel<<<grid, threads, 0, s>>>(a, n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
