@@ -49,7 +49,7 @@ void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span
 void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
                             std::span<const PolyRef> out1) {
-  checks::key_mult_sums_args("key_mult_sums", d, kb, ka, out0, out1);
+  checks::key_mult_sums_args("key_mult_sums", *this, d, kb, ka, out0, out1);
   const std::size_t k_terms = kb.size();
   for (std::size_t g = 0; g < out0.size(); ++g) {
     std::vector<ConstPolyRef> dg, bg, ag;

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace theo::checks {
 
@@ -91,7 +92,7 @@ void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> 
   }
 }
 
-void key_mult_sums_args(std::string_view op, std::span<const ConstPolyRef> d,
+void key_mult_sums_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> d,
                         std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                         std::span<const PolyRef> out0, std::span<const PolyRef> out1) {
   const std::size_t k = kb.size(), g = out0.size();
@@ -106,6 +107,16 @@ void key_mult_sums_args(std::string_view op, std::span<const ConstPolyRef> d,
     for (std::size_t j = 0; j < k; ++j)
       any = any || d[i * k + j].words() != 0;
     if (!any) fail(op, indexed("out0", i) + "'s sum has no term");
+    std::vector<ConstPolyRef> di, bi, ai;
+    for (std::size_t j = 0; j < k; ++j) {
+      no_alias(op, indexed("out0", i), out0[i], indexed("kb", j), kb[j]);
+      no_alias(op, indexed("out1", i), out1[i], indexed("ka", j), ka[j]);
+      if (d[i * k + j].words() == 0) continue;
+      di.push_back(d[i * k + j]);
+      bi.push_back(kb[j]);
+      ai.push_back(ka[j]);
+    }
+    key_mult_args(op, be, di, bi, ai, out0[i], out1[i]);
     for (std::size_t j = 0; j < g; ++j) {
       if (i == j) continue;
       no_alias(op, indexed("out0", i), out0[i], indexed("out0", j), out0[j]);

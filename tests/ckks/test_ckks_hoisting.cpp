@@ -9,6 +9,14 @@ namespace {
 
 constexpr u32 kLogN = 12;
 
+// The plaintexts over Q_l u P (Evaluator::extend).
+std::vector<ExtendedPlaintext> extended(const Evaluator& ev, const std::vector<Plaintext>& pts) {
+  std::vector<const Plaintext*> ptrs;
+  for (const Plaintext& p : pts)
+    ptrs.push_back(&p);
+  return ev.extend(ptrs);
+}
+
 class HoistingTest : public ::testing::Test {
  protected:
   static Env& env() {
@@ -98,10 +106,7 @@ TEST_F(HoistingTest, DoubleHoistedSumOfRotationsMatchesPlaintext) {
     diags.push_back(random_slots(slots));
     pts.push_back(e.encoder.encode(diags.back(), level, cs));
   }
-  std::vector<const Plaintext*> pt_ptrs;
-  for (const Plaintext& p : pts)
-    pt_ptrs.push_back(&p);
-  const std::vector<ExtendedPlaintext> ext = e.evaluator.extend(pt_ptrs);
+  const std::vector<ExtendedPlaintext> ext = extended(e.evaluator, pts);
   const std::vector<ExtendedCiphertext> babies =
       e.evaluator.rotate_hoisted_extended(ct, rots, keys);
   std::vector<const ExtendedCiphertext*> c_ptrs;
@@ -140,10 +145,7 @@ TEST_F(HoistingTest, MultiplyPlainSumsMatchesOneSumEach) {
   std::vector<Plaintext> pts;
   for (int k = 0; k < 6; ++k)
     pts.push_back(e.encoder.encode(random_slots(slots), level, e.ctx->default_scale(level)));
-  std::vector<const Plaintext*> pt_ptrs;
-  for (const Plaintext& p : pts)
-    pt_ptrs.push_back(&p);
-  const std::vector<ExtendedPlaintext> ext = e.evaluator.extend(pt_ptrs);
+  const std::vector<ExtendedPlaintext> ext = extended(e.evaluator, pts);
   const std::vector<ExtendedCiphertext> babies =
       e.evaluator.rotate_hoisted_extended(ct, rots, keys);
   using T = Evaluator::PlainTerm;

@@ -23,6 +23,36 @@ std::vector<u32> random_words(const Backend& be, const Basis& b, std::mt19937_64
   return w;
 }
 
+// `count` polys' worth of fresh random words of `basis`.
+std::vector<std::vector<u32>> random_host(const Backend& be, const Basis& basis, u32 count,
+                                          std::mt19937_64& rng) {
+  std::vector<std::vector<u32>> host;
+  for (u32 i = 0; i < count; ++i)
+    host.push_back(random_words(be, basis, rng));
+  return host;
+}
+
+// Polys of `basis` on `be` holding the host words.
+std::vector<RnsPoly> uploaded(Backend& be, const Basis& basis,
+                              const std::vector<std::vector<u32>>& host) {
+  std::vector<RnsPoly> polys;
+  for (const auto& h : host) {
+    polys.push_back(be.make_poly(basis));
+    be.upload(h.data(), polys.back().ref());
+  }
+  return polys;
+}
+
+// The words of every poly, in order.
+std::vector<std::vector<u32>> downloaded(Backend& be, const std::vector<RnsPoly>& polys) {
+  std::vector<std::vector<u32>> words;
+  for (const RnsPoly& p : polys) {
+    words.emplace_back(p.words());
+    be.download(p.cref(), words.back().data());
+  }
+  return words;
+}
+
 // A ring of 13 NTT primes of 30 bits for N = 2^log_n.
 RingParams ring_of(u32 log_n) {
   RingParams ring;
@@ -94,17 +124,12 @@ TEST(CudaKeyMultRotations, MatchesCpu) {
             gs.push_back(galois_element_for_rotation(static_cast<i64>(rng() % 4000) - 2000, log_n) |
                          1u);
           const bool with_add0 = rots != 3;
-          std::vector<std::vector<u32>> host;
-          for (u32 k = 0; k < dnum + 2 * rots * dnum + 1; ++k)
-            host.push_back(random_words(*cpu, basis, rng));
+          const auto host = random_host(*cpu, basis, dnum + 2 * rots * dnum + 1, rng);
           std::vector<std::vector<u32>> got[2];
           for (int side = 0; side < 2; ++side) {
             Backend& be = side == 0 ? *cpu : *gpu;
-            std::vector<RnsPoly> polys, outs;
-            for (const auto& h : host) {
-              polys.push_back(be.make_poly(basis));
-              be.upload(h.data(), polys.back().ref());
-            }
+            const std::vector<RnsPoly> polys = uploaded(be, basis, host);
+            std::vector<RnsPoly> outs;
             std::vector<ConstPolyRef> d, kb, ka;
             for (u32 k = 0; k < dnum; ++k)
               d.push_back(polys[k].cref());
@@ -123,10 +148,7 @@ TEST(CudaKeyMultRotations, MatchesCpu) {
             }
             be.key_mult_rotations(d, gs, kb, ka, o0, o1,
                                   with_add0 ? polys.back().cref() : ConstPolyRef{});
-            for (const RnsPoly& o : outs) {
-              got[side].emplace_back(o.words());
-              be.download(o.cref(), got[side].back().data());
-            }
+            got[side] = downloaded(be, outs);
           }
           for (u32 r = 0; r < 2 * rots; ++r)
             ASSERT_EQ(got[0][r], got[1][r])
@@ -153,17 +175,12 @@ TEST(CudaKeyMultSums, MatchesCpu) {
         for (u32 g = 0; g < sums; ++g)
           for (u32 k = 0; k < terms; ++k)
             present[g * terms + k] = (g + k) % 3 != 2 || k == g % terms;
-        std::vector<std::vector<u32>> host;
-        for (u32 i = 0; i < 2 * terms + sums * terms; ++i)
-          host.push_back(random_words(*cpu, basis, rng));
+        const auto host = random_host(*cpu, basis, 2 * terms + sums * terms, rng);
         std::vector<std::vector<u32>> got[2];
         for (int side = 0; side < 2; ++side) {
           Backend& be = side == 0 ? *cpu : *gpu;
-          std::vector<RnsPoly> polys, outs;
-          for (const auto& h : host) {
-            polys.push_back(be.make_poly(basis));
-            be.upload(h.data(), polys.back().ref());
-          }
+          const std::vector<RnsPoly> polys = uploaded(be, basis, host);
+          std::vector<RnsPoly> outs;
           std::vector<ConstPolyRef> kb, ka, d;
           for (u32 k = 0; k < terms; ++k) {
             kb.push_back(polys[2 * k].cref());
@@ -179,10 +196,7 @@ TEST(CudaKeyMultSums, MatchesCpu) {
             o1.push_back(outs[2 * g + 1].ref());
           }
           be.key_mult_sums(d, kb, ka, o0, o1);
-          for (const RnsPoly& o : outs) {
-            got[side].emplace_back(o.words());
-            be.download(o.cref(), got[side].back().data());
-          }
+          got[side] = downloaded(be, outs);
         }
         for (u32 i = 0; i < 2 * sums; ++i)
           ASSERT_EQ(got[0][i], got[1][i])

@@ -47,10 +47,10 @@ void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> 
                              std::span<const u32> gs, std::span<const ConstPolyRef> kb,
                              std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
                              std::span<const PolyRef> out1);
-// The counts of Backend::key_mult_sums (kb and ka alike, one d per sum per term, one output pair
-// per sum, every sum with a term) and that no output aliases another; each sum's shapes are
-// checked as key_mult's.
-void key_mult_sums_args(std::string_view op, std::span<const ConstPolyRef> d,
+// Arguments of Backend::key_mult_sums: the counts (kb and ka alike, one d per sum per term, one
+// output pair per sum, every sum with a term), each sum's terms shaped as key_mult's, and no
+// output aliasing another output or any kb / ka (every sum reads all of them).
+void key_mult_sums_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> d,
                         std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                         std::span<const PolyRef> out0, std::span<const PolyRef> out1);
 // Arguments of Backend::mul_scalar_sum: at least one term, every term shaped like out and not
