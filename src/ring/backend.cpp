@@ -39,7 +39,8 @@ void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span
                                  std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                                  std::span<const PolyRef> out0, std::span<const PolyRef> out1,
                                  ConstPolyRef add0) {
-  checks::key_mult_rotations_args("key_mult_rotations", digits, gs, kb, ka, out0, out1);
+  checks::key_mult_rotations_args("key_mult_rotations", *this, digits, gs, kb, ka, out0, out1,
+                                  add0);
   const std::size_t d = digits.size();
   for (std::size_t r = 0; r < gs.size(); ++r)
     key_mult_automorphed(digits, gs[r], kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],

@@ -71,10 +71,11 @@ void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, Co
   no_alias(op, "add0", add0, "out1", out1);
 }
 
-void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> digits,
-                             std::span<const u32> gs, std::span<const ConstPolyRef> kb,
-                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                             std::span<const PolyRef> out1) {
+void key_mult_rotations_args(std::string_view op, const Backend& be,
+                             std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                             std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                             ConstPolyRef add0) {
   const std::size_t r = gs.size(), d = digits.size();
   if (kb.size() != r * d || ka.size() != r * d || out0.size() != r || out1.size() != r) {
     fail(op, "needs one kb and one ka per digit per rotation and one out0 / out1 per rotation (" +
@@ -83,6 +84,12 @@ void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> 
                  std::to_string(out0.size()) + " out0, " + std::to_string(out1.size()) + " out1)");
   }
   for (std::size_t i = 0; i < r; ++i) {
+    if (gs[i] % 2 == 0) {
+      fail(op, indexed("gs", i) + " = " + std::to_string(gs[i]) +
+                   " is even; a Galois element must be odd");
+    }
+    key_mult_args(op, be, digits, kb.subspan(i * d, d), ka.subspan(i * d, d), out0[i], out1[i]);
+    key_mult_add0(op, be, add0, out0[i], out1[i]);
     for (std::size_t j = 0; j < r; ++j) {
       if (i == j) continue;
       no_alias(op, indexed("out0", i), out0[i], indexed("out0", j), out0[j]);

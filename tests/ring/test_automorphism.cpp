@@ -109,6 +109,21 @@ TEST_F(AutomorphismTest, MonomialMatchesCoefficientDomain) {
   EXPECT_EQ(words(*be, a), words(*be, want));
 }
 
+TEST_F(AutomorphismTest, GaloisElementInverseUndoesTheAutomorphism) {
+  auto be = make_cpu_backend(mixed_ring(10, 3));
+  const Basis basis = Basis::range(0, 3);
+  const RnsPoly a = from_words(*be, basis, random_words(*be, basis));
+  for (const i64 r : {1, -7, 300}) {
+    const u32 g = galois_element_for_rotation(r, 10);
+    const u32 inv = galois_element_inverse(g, 10);
+    EXPECT_EQ((static_cast<u64>(g) * inv) % (2u << 10), 1u) << "rotation " << r;
+    RnsPoly moved = be->make_poly(basis), back = be->make_poly(basis);
+    be->automorphism(a.cref(), g, moved.ref());
+    be->automorphism(moved.cref(), inv, back.ref());
+    EXPECT_EQ(words(*be, back), words(*be, a)) << "rotation " << r;
+  }
+}
+
 TEST_F(AutomorphismTest, KeyMultAutomorphedEqualsKeyMultOfAutomorphedDigits) {
   auto be = make_cpu_backend(mixed_ring(10, 5));
   const Basis basis = Basis::range(0, 5);

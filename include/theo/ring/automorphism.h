@@ -3,6 +3,7 @@
 // the Galois elements of CKKS rotations.
 
 #include "theo/common.h"
+#include "theo/math/modarith.h"
 
 namespace theo {
 
@@ -39,6 +40,12 @@ inline u32 galois_element_for_rotation(i64 r, u32 log_n) {
     b = (b * b) % two_n;
   }
   return static_cast<u32>(g);
+}
+
+// The inverse of an odd Galois element mod 2N (phi_g^-1 = phi_(g^-1)): 2N divides 2^32, so the
+// inverse mod 2^32 reduces to it.
+inline u32 galois_element_inverse(u32 g, u32 log_n) {
+  return inverse_mod_2_32(g) & ((2u << log_n) - 1u);
 }
 
 // Galois element of complex conjugation: 2N - 1.

@@ -41,12 +41,14 @@ void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs)
 // neither output.
 void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, ConstPolyRef out0,
                    ConstPolyRef out1);
-// The counts of Backend::key_mult_rotations (one kb and ka per digit per rotation, one output
-// pair per rotation) and that no output aliases a digit, add0 is checked per rotation.
-void key_mult_rotations_args(std::string_view op, std::span<const ConstPolyRef> digits,
-                             std::span<const u32> gs, std::span<const ConstPolyRef> kb,
-                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                             std::span<const PolyRef> out1);
+// Arguments of Backend::key_mult_rotations: the counts (one kb and ka per digit per rotation,
+// one output pair per rotation), every Galois element odd, each rotation's operands as
+// key_mult_automorphed's (add0 included), and no output aliasing another rotation's.
+void key_mult_rotations_args(std::string_view op, const Backend& be,
+                             std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                             std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                             ConstPolyRef add0);
 // Arguments of Backend::key_mult_sums: the counts (kb and ka alike, one d per sum per term, one
 // output pair per sum, every sum with a term), each sum's terms shaped as key_mult's, and no
 // output aliasing another output or any kb / ka (every sum reads all of them).

@@ -15,6 +15,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
 #include "backend/fork_state.h"
+#include "theo/ring/automorphism.h"
 #include "theo/ring/ntt_tables.h"
 #include "theo/ring/shape_checks.h"
 
@@ -481,7 +482,7 @@ class CudaBackend final : public Backend {
                           std::span<const PolyRef> out0, std::span<const PolyRef> out1,
                           ConstPolyRef add0) override {
     constexpr std::string_view op = "key_mult_rotations";
-    checks::key_mult_rotations_args(op, digits, gs, kb, ka, out0, out1);
+    checks::key_mult_rotations_args(op, *this, digits, gs, kb, ka, out0, out1, add0);
     const std::size_t d = digits.size();
     bool fits = d > 0 && d <= kMaxRotDigits && n() % kRotBlock == 0;
     const auto aligned = [&](const void* p) { return p == nullptr || aligned16(p); };
@@ -489,10 +490,6 @@ class CudaBackend final : public Backend {
       fits = fits && aligned(x.data);
     fits = fits && aligned(add0.words() ? add0.data : nullptr);
     for (std::size_t r = 0; r < gs.size(); ++r) {
-      checks::key_mult_args(op, *this, digits, kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],
-                            out1[r]);
-      checks::key_mult_add0(op, *this, add0, out0[r], out1[r]);
-      check_galois(op, "gs[r]", gs[r]);
       fits = fits && aligned(out0[r].data) && aligned(out1[r].data);
       for (std::size_t k = 0; k < d; ++k)
         fits = fits && aligned(kb[r * d + k].data) && aligned(ka[r * d + k].data);
@@ -504,7 +501,6 @@ class CudaBackend final : public Backend {
                      add0.words() ? add0.data : nullptr);
       return;
     }
-    const u64 two_n = u64{2} << ring_.log_n;
     for (std::size_t r0 = 0; r0 < gs.size(); r0 += kMaxRotations) {
       RotationArgs a;
       a.digits = static_cast<u32>(d);
@@ -515,13 +511,7 @@ class CudaBackend final : public Backend {
       for (u32 r = 0; r < a.rotations; ++r) {
         const std::size_t rr = r0 + r;
         a.g[r] = gs[rr];
-        // g^-1 = g^(N/2 - 1) mod 2N: the odd residues mod 2N have exponent N/2.
-        u64 inv = 1, b = gs[rr] % two_n;
-        for (u64 e = two_n / 4 - 1; e; e >>= 1) {
-          if (e & 1) inv = inv * b % two_n;
-          b = b * b % two_n;
-        }
-        a.g_inv[r] = static_cast<u32>(inv);
+        a.g_inv[r] = galois_element_inverse(gs[rr], ring_.log_n);
         a.out0[r] = out0[rr].data;
         a.out1[r] = out1[rr].data;
         for (std::size_t k = 0; k < d; ++k) {
