@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
         graph_in = evaluator.clone(ct);
         const auto c0 = std::chrono::steady_clock::now();
         boot_graph = ctx->capture([&] { graph_out = boot.bootstrap(graph_in, keys); });
-        std::printf("graph: %zu kernels captured in %.2f s\n", boot_graph.kernel_count(),
+        std::printf("graph: %zu kernels (%zu programmatic edges) captured in %.2f s\n",
+                    boot_graph.kernel_count(), boot_graph.programmatic_edge_count(),
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
       }
       if (graph) boot_graph.set_input(graph_in, ct);

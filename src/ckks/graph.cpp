@@ -92,4 +92,8 @@ std::size_t Graph::node_count() const {
   return work_ ? work_->node_count() : 0;
 }
 
+std::size_t Graph::programmatic_edge_count() const {
+  return work_ ? work_->programmatic_edge_count() : 0;
+}
+
 }  // namespace theo

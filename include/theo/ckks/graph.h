@@ -55,6 +55,8 @@ class Graph {
   std::size_t kernel_count() const;
   // All nodes, memcpy and memset included (CUDA); recorded calls (CPU); 0 if not captured.
   std::size_t node_count() const;
+  // Kernel-to-kernel edges with programmatic dependent launch (CUDA, sm_90+), 0 otherwise.
+  std::size_t programmatic_edge_count() const;
   const ContextPtr& context() const { return ctx_; }
 
  private:

@@ -97,6 +97,9 @@ class CapturedWork {
   virtual std::size_t kernel_count() const = 0;
   // All nodes of one replay (CUDA: kernels plus memcpy / memset nodes; CPU: recorded ops).
   virtual std::size_t node_count() const = 0;
+  // Kernel-to-kernel edges that let the later kernel launch before the earlier one ends
+  // (CUDA: programmatic dependent launch; 0 where the backend has none).
+  virtual std::size_t programmatic_edge_count() const { return 0; }
 };
 
 // Backend::memory_report(). All zero where a backend does not track the quantity.

@@ -5,6 +5,7 @@
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 #include "theo/ring/automorphism.h"
 
 namespace theo::cuda {
@@ -16,6 +17,7 @@ __global__ void automorphism_sum_kernel(const __grid_constant__ ConstPtrs ins,
                                         const __grid_constant__ GaloisList ks, u32 terms, u32* out,
                                         bool accumulate, u32 log_n,
                                         const __grid_constant__ Basis basis, const Modulus* mods) {
+  pdl_entry();
   const u32 n = 1u << log_n;
   const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -45,8 +47,8 @@ void launch_automorphism_sum(const ConstPtrs& ins, const GaloisList& ks, u32 ter
   const u32 n = 1u << log_n;
   const dim3 grid((n + threads - 1) / threads,
                   (basis.size + kLimbsPerThread - 1) / kLimbsPerThread);
-  automorphism_sum_kernel<<<grid, threads, 0, s>>>(ins, ks, terms, out, accumulate, log_n, basis,
-                                                   mods);
+  launch_kernel(automorphism_sum_kernel, grid, threads, 0, s, ins, ks, terms, out, accumulate,
+                log_n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 

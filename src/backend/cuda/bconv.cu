@@ -16,6 +16,7 @@
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 
 namespace theo::cuda {
 namespace {
@@ -56,6 +57,7 @@ __device__ __forceinline__ u32 reduce_acc(i64 acc, i32 r, const Modulus& m) {
 template <int kTile, bool kConstMult, bool kExact>
 __global__ void bconv_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out,
                              u32 n) {
+  pdl_entry();
   // [j] src_inv (exact mode, src4 slots so the matrix stays 16-byte aligned), then
   // [r * src4 + j] matrix entries, rows zero-padded to a multiple of 4 for 16-byte loads, then the
   // [j] source moduli and hat-inverse constants (shared, so the loop's only global loads are x).
@@ -161,6 +163,7 @@ template <int kMaxSrc, bool kConstMult, bool kExact>
 __global__ void __launch_bounds__(256)
     bconv_small_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n,
                        u32 rows_per_block) {
+  pdl_entry();
   extern __shared__ int4 sdyn4[];
   const u32 src = b.src_size;
   const u32 src4 = (src + 3) & ~3u;
@@ -234,11 +237,11 @@ void launch_small(const BConvDevice& b, u32 rows_per_block, const u32* in, u32* 
                            ((rows_per_block + 3) & ~3u) * sizeof(i32) +
                            static_cast<std::size_t>(rows_per_block) * src4 * sizeof(i32);
   if (b.exact)
-    bconv_small_kernel<kMaxSrc, kConstMult, true>
-        <<<grid, threads, smem, s>>>(b, in, out, n, rows_per_block);
+    launch_kernel(bconv_small_kernel<kMaxSrc, kConstMult, true>, grid, threads, smem, s, b, in, out,
+                  n, rows_per_block);
   else
-    bconv_small_kernel<kMaxSrc, kConstMult, false>
-        <<<grid, threads, smem, s>>>(b, in, out, n, rows_per_block);
+    launch_kernel(bconv_small_kernel<kMaxSrc, kConstMult, false>, grid, threads, smem, s, b, in,
+                  out, n, rows_per_block);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -458,6 +461,7 @@ __device__ __forceinline__ void blocked_block(const BConvDevice& b, const u32* i
 template <int kC, bool kConstMult, bool kExact, bool kFold>
 __global__ void __launch_bounds__(256)
     bconv_blocked_kernel(const __grid_constant__ BConvDevice b, const u32* in, u32* out, u32 n) {
+  pdl_entry();
   blocked_block<kC, kConstMult, kExact, kFold>(b, in, out, n);
 }
 
@@ -473,6 +477,7 @@ struct BConvBatchArgs {
 template <int kC, bool kConstMult, bool kExact, bool kFold>
 __global__ void __launch_bounds__(256)
     bconv_blocked_batch_kernel(const __grid_constant__ BConvBatchArgs a, u32 n) {
+  pdl_entry();
   const u32 y = blockIdx.y;
   blocked_block<kC, kConstMult, kExact, kFold>(a.b[y], a.in[y], a.out[y], n);
 }
@@ -482,9 +487,11 @@ void launch_blocked_fold(const BConvDevice& b, u32 threads, std::size_t smem, co
                          u32* out, u32 n, cudaStream_t s) {
   const dim3 grid(n / threads);
   if (b.fold_steps > 0)
-    bconv_blocked_kernel<kC, kConstMult, kExact, true><<<grid, threads, smem, s>>>(b, in, out, n);
+    launch_kernel(bconv_blocked_kernel<kC, kConstMult, kExact, true>, grid, threads, smem, s, b, in,
+                  out, n);
   else
-    bconv_blocked_kernel<kC, kConstMult, kExact, false><<<grid, threads, smem, s>>>(b, in, out, n);
+    launch_kernel(bconv_blocked_kernel<kC, kConstMult, kExact, false>, grid, threads, smem, s, b,
+                  in, out, n);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -510,7 +517,7 @@ template <bool kExact, bool kFold>
 void launch_batch_mode(const BConvBatchArgs& a, u32 count, u32 t, std::size_t smem, u32 n,
                        cudaStream_t s) {
   const dim3 grid(n / t, count);
-  bconv_blocked_batch_kernel<4, false, kExact, kFold><<<grid, t, smem, s>>>(a, n);
+  launch_kernel(bconv_blocked_batch_kernel<4, false, kExact, kFold>, grid, t, smem, s, a, n);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -541,9 +548,9 @@ template <int kTile, bool kConstMult>
 void launch_mode(const BConvDevice& b, dim3 grid, u32 threads, std::size_t smem, const u32* in,
                  u32* out, u32 n, cudaStream_t s) {
   if (b.exact)
-    bconv_kernel<kTile, kConstMult, true><<<grid, threads, smem, s>>>(b, in, out, n);
+    launch_kernel(bconv_kernel<kTile, kConstMult, true>, grid, threads, smem, s, b, in, out, n);
   else
-    bconv_kernel<kTile, kConstMult, false><<<grid, threads, smem, s>>>(b, in, out, n);
+    launch_kernel(bconv_kernel<kTile, kConstMult, false>, grid, threads, smem, s, b, in, out, n);
   THEO_CUDA_CHECK_LAUNCH();
 }
 

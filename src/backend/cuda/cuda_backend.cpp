@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -649,6 +650,8 @@ class CudaBackend final : public Backend {
     tuning_.ntt.tile_log = std::min(tuning_.ntt.tile_log, max_log);
     tuning_.ntt.threads = std::clamp(tuning_.ntt.threads, 32u, 1024u);
     tuning_.elementwise_threads = std::clamp(tuning_.elementwise_threads, 32u, 1024u);
+    if (dev_->props().cc_major < 9) tuning_.programmatic_launch = 0;
+    set_programmatic_launch(tuning_.programmatic_launch != 0);
   }
 
   // Per-limb constants c_i in Montgomery form, optionally times N^-1.
@@ -837,8 +840,24 @@ CudaBackend& as_cuda(Backend& be) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_programmatic_launch{false};
+}  // namespace
+
+bool programmatic_launch() {
+  return g_programmatic_launch.load(std::memory_order_relaxed);
+}
+void set_programmatic_launch(bool on) {
+  g_programmatic_launch.store(on, std::memory_order_relaxed);
+}
+
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning) {
-  return std::make_unique<CudaBackend>(ring, tuning);
+  // THEO_PDL=0 turns programmatic launch off for unmodified programs (ablation runs), as
+  // THEO_GRAPHS=0 does for graphs; set_tuning still decides afterwards.
+  Tuning t = tuning;
+  if (const char* e = std::getenv("THEO_PDL"); e != nullptr && std::string(e) == "0")
+    t.programmatic_launch = 0;
+  return std::make_unique<CudaBackend>(ring, t);
 }
 cudaStream_t stream_of(Backend& be) {
   return as_cuda(be).main_stream();

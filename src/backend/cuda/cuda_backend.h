@@ -16,6 +16,11 @@ struct Tuning {
   NttConfig ntt;
   BConvConfig bconv;
   u32 elementwise_threads = 256;
+  // 1 (default, sm_90+): kernels are launched with programmatic dependent launch
+  // (backend/cuda/launch.cuh), so each one's launch and ramp-up overlap the tail of the kernel
+  // before it. Process-wide: the last backend made or retuned sets it. 0 (or THEO_PDL=0 in the
+  // environment when the backend is made): plain stream order.
+  u32 programmatic_launch = 1;
 };
 
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning = {});

@@ -9,6 +9,7 @@
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 
 namespace theo::cuda {
 namespace {
@@ -64,6 +65,7 @@ template <EwOp kOp, int W>
 __global__ void ew_kernel(const __grid_constant__ EwArgs args, u32 n,
                           const __grid_constant__ Basis basis, const Modulus* mods,
                           const __grid_constant__ LimbConsts consts) {
+  pdl_entry();
   constexpr int kIn = inputs(kOp), kOut = outputs(kOp);
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
@@ -106,9 +108,9 @@ void launch_op(const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods, 
   const u32 w = vec ? 4 : 1;
   const dim3 grid((n / w + threads - 1) / threads, basis.size);
   if (vec)
-    ew_kernel<kOp, 4><<<grid, threads, 0, s>>>(a, n, basis, mods, c);
+    launch_kernel(ew_kernel<kOp, 4>, grid, threads, 0, s, a, n, basis, mods, c);
   else
-    ew_kernel<kOp, 1><<<grid, threads, 0, s>>>(a, n, basis, mods, c);
+    launch_kernel(ew_kernel<kOp, 1>, grid, threads, 0, s, a, n, basis, mods, c);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -127,6 +129,7 @@ template <bool kSub, bool kStream>
 __global__ void __launch_bounds__(kAddThreads)
     add_batch_kernel(const __grid_constant__ AddBatch t, const __grid_constant__ Basis basis,
                      const Modulus* mods, u32 n4) {
+  pdl_entry();
   const u32 v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= n4) return;
   const u32 limb = blockIdx.y, p = blockIdx.z;
@@ -155,9 +158,9 @@ void launch_add_batch_t(bool stream_out, const AddBatch& t, u32 count, u32 n, co
   const u32 n4 = n / 4;
   const dim3 grid((n4 + kAddThreads - 1) / kAddThreads, basis.size, count);
   if (stream_out)
-    add_batch_kernel<kSub, true><<<grid, kAddThreads, 0, s>>>(t, basis, mods, n4);
+    launch_kernel(add_batch_kernel<kSub, true>, grid, kAddThreads, 0, s, t, basis, mods, n4);
   else
-    add_batch_kernel<kSub, false><<<grid, kAddThreads, 0, s>>>(t, basis, mods, n4);
+    launch_kernel(add_batch_kernel<kSub, false>, grid, kAddThreads, 0, s, t, basis, mods, n4);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -180,6 +183,7 @@ template <int W>
 __global__ void mul_scalar_sum_kernel(const __grid_constant__ ScalarSumArgs args, u32 terms,
                                       u32* out, bool accumulate, u32 n,
                                       const __grid_constant__ Basis basis, const Modulus* mods) {
+  pdl_entry();
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
   const u32 limb = blockIdx.y;
@@ -210,11 +214,11 @@ void launch_mul_scalar_sum(const ScalarSumArgs& args, u32 terms, u32* out, bool 
   const u32 w = vec ? 4 : 1;
   const dim3 grid((n / w + block_threads - 1) / block_threads, basis.size);
   if (vec)
-    mul_scalar_sum_kernel<4>
-        <<<grid, block_threads, 0, s>>>(args, terms, out, accumulate, n, basis, mods);
+    launch_kernel(mul_scalar_sum_kernel<4>, grid, block_threads, 0, s, args, terms, out, accumulate,
+                  n, basis, mods);
   else
-    mul_scalar_sum_kernel<1>
-        <<<grid, block_threads, 0, s>>>(args, terms, out, accumulate, n, basis, mods);
+    launch_kernel(mul_scalar_sum_kernel<1>, grid, block_threads, 0, s, args, terms, out, accumulate,
+                  n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 

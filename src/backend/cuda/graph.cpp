@@ -12,6 +12,7 @@ namespace {
 struct NodeCounts {
   std::size_t nodes = 0;
   std::size_t kernels = 0;
+  std::size_t programmatic_edges = 0;
 };
 
 NodeCounts count_nodes(cudaGraph_t graph) {
@@ -23,6 +24,15 @@ NodeCounts count_nodes(cudaGraph_t graph) {
     cudaGraphNodeType type{};
     THEO_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
     if (type == cudaGraphNodeTypeKernel) ++c.kernels;
+  }
+  std::size_t edges = 0;
+  THEO_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
+  if (edges > 0) {
+    std::vector<cudaGraphNode_t> from(edges), to(edges);
+    std::vector<cudaGraphEdgeData> data(edges);
+    THEO_CUDA_CHECK(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &edges));
+    for (std::size_t i = 0; i < edges; ++i)
+      if (data[i].type == cudaGraphDependencyTypeProgrammatic) ++c.programmatic_edges;
   }
   return c;
 }
@@ -55,6 +65,7 @@ class GraphWork final : public CapturedWork {
   }
   std::size_t kernel_count() const override { return counts_.kernels; }
   std::size_t node_count() const override { return counts_.nodes; }
+  std::size_t programmatic_edge_count() const override { return counts_.programmatic_edges; }
 
  private:
   cudaGraphExec_t exec_;

@@ -100,6 +100,12 @@ struct NttBatch {
   NttPoly poly[kMaxBatch];
   NttLimb limb[kMaxNttLimbs];
 };
+// Whether launch_kernel (backend/cuda/launch.cuh) asks for programmatic dependent launch.
+// Process-wide (the attribute belongs to the launch, and the kernels are safe either way); CUDA
+// backends set it from Tuning::programmatic_launch when made or retuned.
+bool programmatic_launch();
+void set_programmatic_launch(bool on);
+
 // The first `limbs` limbs of `b`. pre_consts: the forward multiplies by c (the inverse always
 // does); echo: every poly of b has one; epilogue: forward only, some poly has a sub operand.
 void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u32 limbs,

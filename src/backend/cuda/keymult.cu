@@ -7,6 +7,7 @@
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 #include "theo/ring/automorphism.h"
 
 namespace theo::cuda {
@@ -20,6 +21,7 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
                                 u32* out1, bool accumulate, u32 n,
                                 const __grid_constant__ Basis basis, const Modulus* mods,
                                 u32 galois, const u32* add0) {
+  pdl_entry();
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
   const u32 limb = blockIdx.y;
@@ -80,6 +82,7 @@ template <bool kAdd>
 __global__ void __launch_bounds__(256)
     key_mult_rotations_kernel(const __grid_constant__ RotationArgs a, u32 n,
                               const __grid_constant__ Basis basis, const Modulus* mods) {
+  pdl_entry();
   extern __shared__ uint4 srot4[];
   u32* const sd = reinterpret_cast<u32*>(srot4);  // [digits (+ add0)][kRotBlock]
   constexpr u32 B = kRotBlock, W = 4;
@@ -136,6 +139,7 @@ __global__ void __launch_bounds__(256)
 __global__ void __launch_bounds__(256)
     key_mult_sums_kernel(const __grid_constant__ SumsArgs a, u32 n,
                          const __grid_constant__ Basis basis, const Modulus* mods) {
+  pdl_entry();
   constexpr int W = 4;
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
@@ -175,6 +179,7 @@ __global__ void __launch_bounds__(256)
 
 __global__ void mul_monomial_kernel(const __grid_constant__ RingTables t, const u32* a, u32 k,
                                     u32* out, const __grid_constant__ Basis basis) {
+  pdl_entry();
   const u32 n = 1u << t.log_n;
   const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -207,11 +212,11 @@ void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& k
   const u32 w = vec ? 4 : 1;
   const dim3 grid((n / w + threads - 1) / threads, basis.size);
   if (vec)
-    key_mult_kernel<4><<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis,
-                                                mods, galois, add0);
+    launch_kernel(key_mult_kernel<4>, grid, threads, 0, s, d, kb, ka, terms, out0, out1, accumulate,
+                  n, basis, mods, galois, add0);
   else
-    key_mult_kernel<1><<<grid, threads, 0, s>>>(d, kb, ka, terms, out0, out1, accumulate, n, basis,
-                                                mods, galois, add0);
+    launch_kernel(key_mult_kernel<1>, grid, threads, 0, s, d, kb, ka, terms, out0, out1, accumulate,
+                  n, basis, mods, galois, add0);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -222,9 +227,9 @@ void launch_key_mult_rotations(const RotationArgs& a, u32 n, const Basis& basis,
   const std::size_t smem = (a.digits + (add ? 1u : 0u)) * std::size_t{kRotBlock} * sizeof(u32);
   const dim3 grid(n / kRotBlock, basis.size);
   if (add)
-    key_mult_rotations_kernel<true><<<grid, 256, smem, s>>>(a, n, basis, mods);
+    launch_kernel(key_mult_rotations_kernel<true>, grid, 256, smem, s, a, n, basis, mods);
   else
-    key_mult_rotations_kernel<false><<<grid, 256, smem, s>>>(a, n, basis, mods);
+    launch_kernel(key_mult_rotations_kernel<false>, grid, 256, smem, s, a, n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -233,7 +238,7 @@ void launch_key_mult_sums(const SumsArgs& a, u32 n, const Basis& basis, const Mo
   if (basis.size == 0 || a.sums == 0) return;
   constexpr u32 threads = 256;
   const dim3 grid((n / 4 + threads - 1) / threads, basis.size);
-  key_mult_sums_kernel<<<grid, threads, 0, s>>>(a, n, basis, mods);
+  launch_kernel(key_mult_sums_kernel, grid, threads, 0, s, a, n, basis, mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
@@ -242,7 +247,7 @@ void launch_mul_monomial(const RingTables& t, const u32* a, u32 k, u32* out, u32
   if (basis.size == 0) return;
   constexpr u32 threads = 256;
   const dim3 grid((n + threads - 1) / threads, basis.size);
-  mul_monomial_kernel<<<grid, threads, 0, s>>>(t, a, k, out, basis);
+  launch_kernel(mul_monomial_kernel, grid, threads, 0, s, t, a, k, out, basis);
   THEO_CUDA_CHECK_LAUNCH();
 }
 

@@ -22,6 +22,7 @@
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 
 namespace theo::cuda {
 namespace {
@@ -198,6 +199,7 @@ template <bool kInverse, bool kConst, bool kEcho, int kRadixLog>
 __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
     ntt_columns(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b,
                 u32 log_n1, u32 log_c) {
+  pdl_entry();
   static_assert(!(kInverse && kEcho), "the inverse column phase is the last one");
   extern __shared__ u32 sm[];
   const Item it = item_of(t, b, kInverse);
@@ -241,6 +243,7 @@ template <bool kInverse, bool kFused, int kRadixLog>
 __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
     ntt_rows(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b, u32 log_n1,
              u32 log_r) {
+  pdl_entry();
   extern __shared__ u32 sm[];
   const Item it = item_of(t, b, kInverse);
   const u32 log_n2 = t.log_n - log_n1;
@@ -350,6 +353,7 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
 template <int kE, bool kInverse, bool kConst, bool kEcho>
 __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
     ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
+  pdl_entry();
   static_assert(!(kInverse && kEcho), "the inverse column phase is the last one");
   constexpr u32 E = 1u << kE, L = 2 * kE;
   __shared__ u32 sm[32u << L];
@@ -416,6 +420,7 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
 template <int kE, bool kInverse, bool kFused>
 __global__ void __launch_bounds__(256, 6)
     ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
+  pdl_entry();
   constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
   __shared__ u32 sm[kRows * kStride];
   const Item it = item_of(t, b, kInverse);
@@ -501,21 +506,21 @@ void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, b
   if (!inverse) {
     with_flag(f.consts, [&](auto kc) {
       with_flag(f.echo, [&](auto ke) {
-        ntt_cols_reg<kE, false, decltype(kc)::value, decltype(ke)::value>
-            <<<grid_c, threads_c, 0, s>>>(t, b);
+        launch_kernel(ntt_cols_reg<kE, false, decltype(kc)::value, decltype(ke)::value>, grid_c,
+                      threads_c, 0, s, t, b);
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
     with_flag(f.epilogue, [&](auto kf) {
-      ntt_rows_reg<kE, false, decltype(kf)::value><<<grid_r, 256, 0, s>>>(t, b);
+      launch_kernel(ntt_rows_reg<kE, false, decltype(kf)::value>, grid_r, 256, 0, s, t, b);
     });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
     with_flag(f.echo, [&](auto kf) {
-      ntt_rows_reg<kE, true, decltype(kf)::value><<<grid_r, 256, 0, s>>>(t, b);
+      launch_kernel(ntt_rows_reg<kE, true, decltype(kf)::value>, grid_r, 256, 0, s, t, b);
     });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_cols_reg<kE, true, true, false><<<grid_c, threads_c, 0, s>>>(t, b);
+    launch_kernel(ntt_cols_reg<kE, true, true, false>, grid_c, threads_c, 0, s, t, b);
     THEO_CUDA_CHECK_LAUNCH();
   }
 }
@@ -527,21 +532,24 @@ void run_phases(const RingTables& t, const NttBatch& b, LaunchFlags f, bool inve
   if (!inverse) {
     with_flag(f.consts, [&](auto kc) {
       with_flag(f.echo, [&](auto ke) {
-        ntt_columns<false, decltype(kc)::value, decltype(ke)::value, kR>
-            <<<grid_c, threads, smem, s>>>(t, b, log_n1, log_c);
+        launch_kernel(ntt_columns<false, decltype(kc)::value, decltype(ke)::value, kR>, grid_c,
+                      threads, smem, s, t, b, log_n1, log_c);
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
     with_flag(f.epilogue, [&](auto kf) {
-      ntt_rows<false, decltype(kf)::value, kR><<<grid_r, threads, smem, s>>>(t, b, log_n1, log_r);
+      launch_kernel(ntt_rows<false, decltype(kf)::value, kR>, grid_r, threads, smem, s, t, b,
+                    log_n1, log_r);
     });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
     with_flag(f.echo, [&](auto kf) {
-      ntt_rows<true, decltype(kf)::value, kR><<<grid_r, threads, smem, s>>>(t, b, log_n1, log_r);
+      launch_kernel(ntt_rows<true, decltype(kf)::value, kR>, grid_r, threads, smem, s, t, b, log_n1,
+                    log_r);
     });
     THEO_CUDA_CHECK_LAUNCH();
-    ntt_columns<true, true, false, kR><<<grid_c, threads, smem, s>>>(t, b, log_n1, log_c);
+    launch_kernel(ntt_columns<true, true, false, kR>, grid_c, threads, smem, s, t, b, log_n1,
+                  log_c);
     THEO_CUDA_CHECK_LAUNCH();
   }
 }

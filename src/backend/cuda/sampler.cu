@@ -5,6 +5,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/launch.cuh"
 #include "math/uniform_expand.h"
 
 namespace theo::cuda {
@@ -15,6 +16,7 @@ namespace ue = uniform_expand;
 template <bool kVec>
 __global__ void sample_uniform_kernel(ue::Key key, u64 stream_id, u32* out, u32 n, Basis basis,
                                       const Modulus* mods) {
+  pdl_entry();
   const u32 block = blockIdx.x * blockDim.x + threadIdx.x;
   const u32 first = block * ue::kValuesPerBlock;
   if (first >= n) return;
@@ -45,9 +47,11 @@ void launch_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_
   const dim3 grid((blocks + kThreads - 1) / kThreads, basis.size);
   const bool vec = n % 4 == 0 && (reinterpret_cast<std::uintptr_t>(out) & 15u) == 0;
   if (vec)
-    sample_uniform_kernel<true><<<grid, kThreads, 0, s>>>(key, stream_id, out, n, basis, mods);
+    launch_kernel(sample_uniform_kernel<true>, grid, kThreads, 0, s, key, stream_id, out, n, basis,
+                  mods);
   else
-    sample_uniform_kernel<false><<<grid, kThreads, 0, s>>>(key, stream_id, out, n, basis, mods);
+    launch_kernel(sample_uniform_kernel<false>, grid, kThreads, 0, s, key, stream_id, out, n, basis,
+                  mods);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
