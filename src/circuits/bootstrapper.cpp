@@ -8,7 +8,9 @@
 #include <numbers>
 #include <set>
 #include <sstream>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "circuits/bootstrapper_impl.h"
 #include "ckks/fusion.h"
@@ -369,15 +371,24 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   const PolynomialEvaluator pe(m.ev, keys.relin);
   Backend& be = ctx_->backend();
   Ciphertext mre, mim;
-  // The real and imaginary parts are independent until the sum: with pipelining, the real part
-  // runs on the backend's second stream while the imaginary part runs on the first, so each
-  // part's small kernels fill what the other leaves idle (Theodosian §IV-B). Same words.
+  // The real and imaginary parts go through the same circuit, independent until the sum. With
+  // pipelining, the real part runs on the backend's second stream while the imaginary part runs
+  // on the first, so each part's small kernels fill what the other leaves idle (Theodosian
+  // §IV-B). Without it but with multi-poly caching they run in lockstep as one batch
+  // (EvalMod::evaluate_batch: each key switch and rescale one set of launches over both, the
+  // relinearization key read once). On the H200 the two streams win in a graph (16.5 against
+  // 17.2 ms for bootparam_40; bench/NOTES.md). Same words either way.
   if (ctx_->options().optimizations.pipelining && !be.forked()) {
     ForkScope fork(be);
     mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
     be.end_fork();
     mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
     fork.join();
+  } else if (ctx_->options().optimizations.multi_poly_caching) {
+    const Ciphertext* const both[] = {&parts.re, &parts.im};
+    std::vector<Ciphertext> r = m.mod->evaluate_batch(pe, m.ev, keys.relin, both, m.gain);
+    mre = std::move(r[0]);
+    mim = std::move(r[1]);
   } else {
     mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
     mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);

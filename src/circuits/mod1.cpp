@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "circuits/lockstep.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -167,6 +169,27 @@ double EvalMod::reference(double y) const {
 
 Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
                              const RelinKey& rlk, const Ciphertext& ct, i64 gain) const {
+  const Ciphertext* const one[] = {&ct};
+  return std::move(evaluate_batch(pe, ev, rlk, one, gain).front());
+}
+
+std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
+                                                const RelinKey& rlk,
+                                                std::span<const Ciphertext* const> cts,
+                                                i64 gain) const {
+  if (cts.empty()) throw ParameterError("EvalMod: no ciphertext to evaluate on");
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    if (cts[i] == nullptr) {
+      throw ParameterError("EvalMod::evaluate_batch: ciphertext " + std::to_string(i) + " is null");
+    }
+  }
+  const Ciphertext& ct = *cts.front();
+  for (std::size_t i = 1; i < cts.size(); ++i) {
+    if (cts[i]->level() != ct.level() || cts[i]->scale() != ct.scale()) {
+      throw ParameterError("EvalMod::evaluate_batch: ciphertext " + std::to_string(i) +
+                           " is not at the level and scale of the first");
+    }
+  }
   if (ct.level() < params_.depth()) {
     throw LevelError("EvalMod: needs " + std::to_string(params_.depth()) +
                      " levels, the input is at level " + std::to_string(ct.level()));
@@ -190,22 +213,25 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
     x *= static_cast<double>(amp[0]);
   // v = y - 1 / (4K + 1), z = 2 v^2 - 1 (the factor 2 rides on one operand, exactly), then the
   // series in z.
-  const Ciphertext v = ev.add_const(ct, input_shift(params_.k_bound));
-  Ciphertext z = ev.multiply_relin_rescale(ev.multiply_integer(v, 2), v, rlk);
-  ev.add_const_inplace(z, -1.0);
-  Ciphertext c = pe.evaluate(z, cs);
+  const detail::LockstepOps ops(ev, rlk);
+  detail::Batch v;
+  for (const Ciphertext* c : cts)
+    v.push_back(ev.add_const(*c, input_shift(params_.k_bound)));
+  detail::Batch z = ops.mul_relin_rescale(v, v, 2);
+  ops.add_const_inplace(z, -1.0);
+  detail::Batch c = pe.evaluate_batch(detail::pointers_of(z), cs);
   for (u32 j = 0; j < r; ++j) {
     const i64 a2 = amp[j] * amp[j];
     // The integer factor rides on one operand (exact), so relinearization and rescale merge.
-    Ciphertext sq = ev.multiply_relin_rescale(ev.multiply_integer(c, 2 * amp[j + 1] / a2), c, rlk);
-    ev.add_const_inplace(sq, -static_cast<double>(amp[j + 1]));
+    detail::Batch sq = ops.mul_relin_rescale(c, c, 2 * amp[j + 1] / a2);
+    ops.add_const_inplace(sq, -static_cast<double>(amp[j + 1]));
     c = std::move(sq);
   }
   if (params_.arcsine_degree) {
     ChebyshevSeries a = arcsine_;
     for (double& x : a.coeffs)
       x *= static_cast<double>(gain);
-    return pe.evaluate(c, a);
+    return pe.evaluate_batch(detail::pointers_of(c), a);
   }
   return c;
 }

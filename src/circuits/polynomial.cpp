@@ -3,23 +3,28 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "circuits/lockstep.h"
 #include "theo/errors.h"
 
 namespace theo {
 
 namespace {
 
+using detail::Batch;
+using detail::LockstepOps;
+
 u32 ceil_log2(u32 x) {
   return x <= 1 ? 0 : static_cast<u32>(std::bit_width(x - 1));
 }
 
-// A partial result: a ciphertext, or (when every non-constant coefficient is zero) a constant.
+// A partial result: ciphertexts, or (when every non-constant coefficient is zero) a constant.
 struct Partial {
-  std::optional<Ciphertext> ct;
+  std::optional<Batch> ct;
   double constant = 0;
 };
 
@@ -27,62 +32,59 @@ struct Partial {
 // levels on demand.
 class ChebyshevBasis {
  public:
-  ChebyshevBasis(const Evaluator& ev, const RelinKey& rlk, Ciphertext y)
-      : ev_(ev), rlk_(rlk), top_(y.level()) {
+  ChebyshevBasis(const LockstepOps& ops, Batch y) : ops_(ops), top_(y.front().level()) {
     natural_.emplace(1u, std::move(y));
   }
 
   u32 level_of(u32 i) const { return top_ - ceil_log2(i); }
   u32 top() const { return top_; }
 
-  const Ciphertext& get(u32 i) {
+  const Batch& get(u32 i) {
     auto it = natural_.find(i);
     if (it != natural_.end()) return it->second;
-    Ciphertext t = compute(i);
+    Batch t = compute(i);
     return natural_.emplace(i, std::move(t)).first->second;
   }
 
   // T_i at `level` (<= its natural level), at that level's default scale.
-  const Ciphertext& at(u32 i, u32 level) {
-    const Ciphertext& nat = get(i);
-    if (nat.level() == level) return nat;
+  const Batch& at(u32 i, u32 level) {
+    const Batch& nat = get(i);
+    if (nat.front().level() == level) return nat;
     const auto key = std::make_pair(i, level);
     auto it = lowered_.find(key);
     if (it != lowered_.end()) return it->second;
-    return lowered_.emplace(key, ev_.level_down(nat, level)).first->second;
+    return lowered_.emplace(key, ops_.level_down(nat, level)).first->second;
   }
 
  private:
-  Ciphertext compute(u32 i) {
+  Batch compute(u32 i) {
     if (std::has_single_bit(i)) {
       // T_2m = 2 T_m^2 - 1 (relinearization merged with the rescale; the factor 2 rides on one
       // operand, exactly)
-      const Ciphertext& t = get(i / 2);
-      Ciphertext sq = ev_.multiply_relin_rescale(ev_.multiply_integer(t, 2), t, rlk_);
-      ev_.add_const_inplace(sq, -1.0);
+      const Batch& t = get(i / 2);
+      Batch sq = ops_.mul_relin_rescale(t, t, 2);
+      ops_.add_const_inplace(sq, -1.0);
       return sq;
     }
     // T_(m+n) = 2 T_m T_n - T_(m-n), m the power of two just below i.
     const u32 m = u32{1} << (ceil_log2(i) - 1);
     const u32 n = i - m;
     const u32 lv = level_of(m);
-    Ciphertext prod =
-        ev_.multiply_relin_rescale(ev_.multiply_integer(at(m, lv), 2), at(n, lv), rlk_);
-    ev_.sub_inplace(prod, at(m - n, lv - 1));
+    Batch prod = ops_.mul_relin_rescale(at(m, lv), at(n, lv), 2);
+    ops_.sub_inplace(prod, at(m - n, lv - 1));
     return prod;
   }
 
-  const Evaluator& ev_;
-  const RelinKey& rlk_;
+  const LockstepOps& ops_;
   u32 top_;
-  std::map<u32, Ciphertext> natural_;
-  std::map<std::pair<u32, u32>, Ciphertext> lowered_;
+  std::map<u32, Batch> natural_;
+  std::map<std::pair<u32, u32>, Batch> lowered_;
 };
 
 class Recursion {
  public:
-  Recursion(const Evaluator& ev, const RelinKey& rlk, ChebyshevBasis& basis, u32 baby)
-      : ev_(ev), rlk_(rlk), basis_(basis), baby_(baby) {}
+  Recursion(const LockstepOps& ops, ChebyshevBasis& basis, u32 baby)
+      : ops_(ops), basis_(basis), baby_(baby) {}
 
   // Evaluates sum_i c[i] T_i at a level >= target (target <= top - ceil(log2(deg + 1))).
   Partial eval(const std::vector<double>& c, u32 target) {
@@ -102,26 +104,27 @@ class Recursion {
     }
     Partial pq = eval(q, target + 1);
     Partial pr = eval(r, target);
-    Ciphertext prod;
+    Batch prod;
     if (!pq.ct) {
       prod = scaled_term(pq.constant, g);
     } else {
-      const u32 lv = std::min(pq.ct->level(), basis_.level_of(g));
-      const Ciphertext qa = pq.ct->level() == lv ? std::move(*pq.ct) : ev_.level_down(*pq.ct, lv);
-      prod = ev_.multiply_relin_rescale(qa, basis_.at(g, lv), rlk_);
+      const u32 lv = std::min(pq.ct->front().level(), basis_.level_of(g));
+      const Batch qa =
+          pq.ct->front().level() == lv ? std::move(*pq.ct) : ops_.level_down(*pq.ct, lv);
+      prod = ops_.mul_relin_rescale(qa, basis_.at(g, lv));
     }
     if (!pr.ct) {
-      if (pr.constant != 0) ev_.add_const_inplace(prod, pr.constant);
+      if (pr.constant != 0) ops_.add_const_inplace(prod, pr.constant);
       return Partial{std::move(prod), 0};
     }
     return Partial{add_aligned(std::move(prod), std::move(*pr.ct)), 0};
   }
 
  private:
-  Ciphertext scaled_term(double coeff, u32 i) {
+  Batch scaled_term(double coeff, u32 i) {
     const u32 lv = basis_.level_of(i);
-    const Ciphertext& t = basis_.get(i);
-    return ev_.rescale(ev_.multiply_const(t, coeff, ev_.context()->default_scale(lv)));
+    const Batch& t = basis_.get(i);
+    return ops_.rescale(ops_.multiply_const(t, coeff, ops_.ev().context()->default_scale(lv)));
   }
 
   // sum_{i<=d} c_i T_i at the level of T_d and scale Delta_lv^2, in one pass per polynomial
@@ -129,28 +132,28 @@ class Recursion {
   // Delta_lv^2 / scale(T_i)); one rescale then lands on Delta_(lv-1).
   Partial leaf(const std::vector<double>& c, u32 d) {
     const u32 lv = basis_.level_of(d);
-    const long double delta = ev_.context()->default_scale(lv);
-    std::vector<const Ciphertext*> terms;
+    const long double delta = ops_.ev().context()->default_scale(lv);
+    std::vector<const Batch*> terms;
     std::vector<double> coeffs;
     for (u32 i = 1; i <= d; ++i) {
       if (c[i] == 0) continue;
       terms.push_back(&basis_.get(i));
       coeffs.push_back(c[i]);
     }
-    Ciphertext acc = ev_.linear_combination(terms, coeffs, lv, delta * delta);
-    if (c[0] != 0) ev_.add_const_inplace(acc, c[0]);
-    return Partial{ev_.rescale(acc), 0};
+    Batch acc = ops_.linear_combination(terms, coeffs, lv, delta * delta);
+    if (c[0] != 0) ops_.add_const_inplace(acc, c[0]);
+    return Partial{ops_.rescale(acc), 0};
   }
 
-  Ciphertext add_aligned(Ciphertext a, Ciphertext b) {
-    if (a.level() > b.level()) a = ev_.level_down(a, b.level());
-    if (b.level() > a.level()) b = ev_.level_down(b, a.level());
-    ev_.add_inplace(a, b);
+  Batch add_aligned(Batch a, Batch b) {
+    const u32 la = a.front().level(), lb = b.front().level();
+    if (la > lb) a = ops_.level_down(a, lb);
+    if (lb > la) b = ops_.level_down(b, la);
+    ops_.add_inplace(a, b);
     return a;
   }
 
-  const Evaluator& ev_;
-  const RelinKey& rlk_;
+  const LockstepOps& ops_;
   ChebyshevBasis& basis_;
   u32 baby_;
 };
@@ -186,35 +189,60 @@ Ciphertext PolynomialEvaluator::affine_to_unit(const Ciphertext& ct, double a, d
 
 Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
                                          std::optional<u32> output_level) const {
+  const Ciphertext* const one[] = {&ct};
+  return std::move(evaluate_batch(one, p, output_level).front());
+}
+
+std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciphertext* const> cts,
+                                                            const ChebyshevSeries& p,
+                                                            std::optional<u32> output_level) const {
   if (p.coeffs.empty()) throw ParameterError("PolynomialEvaluator: the series has no coefficients");
+  if (cts.empty()) throw ParameterError("PolynomialEvaluator: no ciphertext to evaluate on");
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    if (cts[i] == nullptr) {
+      throw ParameterError("PolynomialEvaluator::evaluate_batch: ciphertext " + std::to_string(i) +
+                           " is null");
+    }
+  }
+  const Ciphertext& ct = *cts.front();
+  for (std::size_t i = 1; i < cts.size(); ++i) {
+    if (cts[i]->level() != ct.level() || cts[i]->scale() != ct.scale()) {
+      throw ParameterError("PolynomialEvaluator::evaluate_batch: ciphertext " + std::to_string(i) +
+                           " is not at the level and scale of the first (the batch runs in "
+                           "lockstep)");
+    }
+  }
   const u32 need = levels_consumed(ct, p);
   if (ct.level() < need) {
     throw LevelError("PolynomialEvaluator: degree " + std::to_string(p.degree()) + " needs " +
                      std::to_string(need) + " levels, the input is at level " +
                      std::to_string(ct.level()));
   }
-  Ciphertext y = needs_affine(ct, p) ? affine_to_unit(ct, p.a, p.b) : ev_.clone(ct);
+  const LockstepOps ops(ev_, rlk_);
+  Batch y;
+  for (const Ciphertext* c : cts)
+    y.push_back(needs_affine(ct, p) ? affine_to_unit(*c, p.a, p.b) : ev_.clone(*c));
   const u32 d = p.degree();
-  const u32 target = y.level() - depth(d);
+  const u32 target = y.front().level() - depth(d);
   if (output_level && *output_level > target) {
     throw LevelError("PolynomialEvaluator: output level " + std::to_string(*output_level) +
                      " is above the level the evaluation reaches (" + std::to_string(target) + ")");
   }
-  ChebyshevBasis basis(ev_, rlk_, std::move(y));
+  ChebyshevBasis basis(ops, std::move(y));
   const u32 baby = u32{1} << ((depth(d) + 1) / 2);
-  Recursion rec(ev_, rlk_, basis, baby);
+  Recursion rec(ops, basis, baby);
   Partial res = rec.eval(p.coeffs, target);
-  Ciphertext out;
+  Batch out;
   if (res.ct) {
     out = std::move(*res.ct);
   } else {
     // A constant series: 0 * T_1 + c.
-    out = ev_.rescale(
-        ev_.multiply_const(basis.get(1), 0.0, ev_.context()->default_scale(basis.top())));
-    ev_.add_const_inplace(out, res.constant);
+    out = ops.rescale(
+        ops.multiply_const(basis.get(1), 0.0, ev_.context()->default_scale(basis.top())));
+    ops.add_const_inplace(out, res.constant);
   }
   const u32 final_level = output_level.value_or(target);
-  if (out.level() > final_level) out = ev_.level_down(out, final_level);
+  if (out.front().level() > final_level) out = ops.level_down(out, final_level);
   return out;
 }
 

@@ -86,7 +86,7 @@ std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciph
 std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
                                                      std::span<const Ciphertext* const> a,
                                                      std::span<const Ciphertext* const> b,
-                                                     const RelinKey& rlk) {
+                                                     const RelinKey& rlk, u32 batch) {
   const Context& ctx = *ev.context();
   require_pairs("multiply_relin_rescale_batch", a, b);
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -106,7 +106,8 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
   std::vector<Ciphertext> out(t.size());
   for (const auto& [level, idx] : by_level(levels_of(t))) {
     const LevelData& lv = ctx.level(level);
-    const std::size_t b_size = ks.batch_size(idx.size(), ks.footprint(level).per_switch());
+    const std::size_t b_size =
+        batch != 0 ? batch : ks.batch_size(idx.size(), ks.footprint(level).per_switch());
     for (std::size_t start = 0; start < idx.size(); start += b_size) {
       const std::size_t count = std::min(b_size, idx.size() - start);
       std::vector<ConstPolyRef> d2;
@@ -116,14 +117,18 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
       // As multiply_relin_rescale: KeyMult, then d0 / d1 join the extended pair as P * d_i, then
       // one ModDown merged with the rescale over all polys of the batch.
       std::vector<RnsPoly> ext;
-      std::vector<PolyRef> parts;
+      std::vector<PolyRef> parts, out0, out1;
+      std::vector<std::vector<ConstPolyRef>> digits(count);
       for (std::size_t j = 0; j < count; ++j) {
         ext.push_back(be.make_poly(lv.pq_basis));
         ext.push_back(be.make_poly(lv.pq_basis));
-        std::vector<ConstPolyRef> digits;
+        out0.push_back(ext[2 * j].ref());
+        out1.push_back(ext[2 * j + 1].ref());
         for (const RnsPoly& p : ups[j].digits)
-          digits.push_back(p.cref());
-        ks.key_mult_into(digits, level, rlk.key(), ext[2 * j].ref(), ext[2 * j + 1].ref());
+          digits[j].push_back(p.cref());
+      }
+      ks.key_mult_shared_key(digits, level, rlk.key(), out0, out1);
+      for (std::size_t j = 0; j < count; ++j) {
         const Ciphertext& tj = t[idx[start + j]];
         for (int i = 0; i < 2; ++i) {
           const PolyRef q_part = ext[2 * j + i].slice(0, lv.limbs);
@@ -141,6 +146,88 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
         out[idx[start + j]] = Ciphertext(ctx.id(), level - 1, tj.scale() / lv.rescale_ratio,
                                          tj.slots(), std::move(pair));
       }
+    }
+  }
+  return out;
+}
+
+std::vector<Ciphertext> rescale_batch(const Evaluator& ev, std::span<const Ciphertext* const> cts) {
+  const Context& ctx = *ev.context();
+  std::vector<u32> levels;
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    if (cts[i] == nullptr) {
+      throw ParameterError("rescale_batch: ciphertext " + std::to_string(i) + " is null");
+    }
+    detail::require_usable(ctx, *cts[i], "rescale_batch: ciphertext");
+    if (cts[i]->level() == 0) {
+      throw LevelError("rescale_batch: ciphertext " + std::to_string(i) +
+                       " is at level 0; there is no level to rescale to");
+    }
+    levels.push_back(cts[i]->level());
+  }
+  std::vector<Ciphertext> out(cts.size());
+  for (const auto& [level, idx] : by_level(levels)) {
+    std::vector<ConstPolyRef> refs;
+    for (const std::size_t i : idx)
+      for (const RnsPoly& p : cts[i]->polys())
+        refs.push_back(p.cref());
+    std::vector<RnsPoly> polys = detail::rescale_polys(ctx, refs, level);
+    std::size_t next = 0;
+    for (const std::size_t i : idx) {
+      const Ciphertext& c = *cts[i];
+      std::vector<RnsPoly> mine;
+      for (std::size_t k = 0; k < c.size(); ++k)
+        mine.push_back(std::move(polys[next++]));
+      out[i] = Ciphertext(ctx.id(), level - 1, c.scale() / ctx.level(level).rescale_ratio,
+                          c.slots(), std::move(mine));
+    }
+  }
+  return out;
+}
+
+std::vector<Ciphertext> level_down_batch(const Evaluator& ev,
+                                         std::span<const Ciphertext* const> cts, u32 level) {
+  const Context& ctx = *ev.context();
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    if (cts[i] == nullptr) {
+      throw ParameterError("level_down_batch: ciphertext " + std::to_string(i) + " is null");
+    }
+    detail::require_usable(ctx, *cts[i], "level_down_batch: ciphertext");
+    if (level > cts[i]->level()) {
+      throw LevelError("level_down_batch: target level " + std::to_string(level) +
+                       " is above ciphertext " + std::to_string(i) + "'s level " +
+                       std::to_string(cts[i]->level()));
+    }
+  }
+  // One group per (level, scale): level_down_polys lowers polys that share both.
+  std::vector<Ciphertext> out(cts.size());
+  std::vector<bool> done(cts.size(), false);
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<std::size_t> group;
+    for (std::size_t j = i; j < cts.size(); ++j) {
+      if (!done[j] && cts[j]->level() == cts[i]->level() && cts[j]->scale() == cts[i]->scale()) {
+        group.push_back(j);
+        done[j] = true;
+      }
+    }
+    if (cts[i]->level() == level) {
+      for (const std::size_t j : group)
+        out[j] = ev.clone(*cts[j]);
+      continue;
+    }
+    std::vector<ConstPolyRef> refs;
+    for (const std::size_t j : group)
+      for (const RnsPoly& p : cts[j]->polys())
+        refs.push_back(p.cref());
+    detail::Lowered low =
+        detail::level_down_polys(ctx, refs, cts[i]->level(), cts[i]->scale(), level, std::nullopt);
+    std::size_t next = 0;
+    for (const std::size_t j : group) {
+      std::vector<RnsPoly> mine;
+      for (std::size_t k = 0; k < cts[j]->size(); ++k)
+        mine.push_back(std::move(low.polys[next++]));
+      out[j] = Ciphertext(ctx.id(), level, low.scale, cts[j]->slots(), std::move(mine));
     }
   }
   return out;

@@ -56,6 +56,51 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
   }
 }
 
+void KeySwitcher::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
+                                      const SwitchingKey& key, std::span<const PolyRef> out0,
+                                      std::span<const PolyRef> out1) const {
+  if (out0.size() != digits.size() || out1.size() != digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult_shared_key: one output pair per input is needed");
+  }
+  if (!ctx_->options().optimizations.multi_poly_caching || digits.size() <= 1) {
+    for (std::size_t i = 0; i < digits.size(); ++i)
+      key_mult_into(digits[i], level, key, out0[i], out1[i]);
+    return;
+  }
+  const TrafficScope scope("KeyMult");
+  const LevelData& lv = ctx_->level(level);
+  if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
+    throw ContextError(
+        "KeySwitcher::key_mult_shared_key: the switching key is empty or not of this Context");
+  }
+  for (const std::vector<ConstPolyRef>& d : digits) {
+    if (d.size() != lv.digits.size()) {
+      throw ParameterError("KeySwitcher::key_mult_shared_key: digit count does not match level " +
+                           std::to_string(level));
+    }
+  }
+  // The Q_l limbs, then the P limbs, as key_mult_part; the key's chunks are the shared terms.
+  for (const bool p_part : {false, true}) {
+    const u32 start = p_part ? lv.limbs : 0;
+    const u32 count = p_part ? ctx_->alpha() : lv.limbs;
+    const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+    std::vector<ConstPolyRef> d, kb, ka;
+    std::vector<PolyRef> o0, o1;
+    for (std::size_t k = 0; k < lv.digits.size(); ++k) {
+      const u32 chunk = lv.digits[k].chunk;
+      kb.push_back(key.b(chunk).slice(key_start, count));
+      ka.push_back(key.a(chunk).slice(key_start, count));
+    }
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      for (const ConstPolyRef& x : digits[i])
+        d.push_back(x.slice(start, count));
+      o0.push_back(out0[i].slice(start, count));
+      o1.push_back(out1[i].slice(start, count));
+    }
+    ctx_->backend().key_mult_sums(d, kb, ka, o0, o1);
+  }
+}
+
 void KeySwitcher::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
                                      std::span<const SwitchingKey* const> keys,
                                      std::span<const u32> gs, std::span<const PolyRef> out0,

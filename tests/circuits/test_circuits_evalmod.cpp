@@ -42,6 +42,41 @@ void run(const EvalModParams& params, const char* name, double min_bits) {
   EXPECT_GT(b, min_bits);
 }
 
+// The lockstep batch (bootstrapping's real and imaginary parts) gives, word for word, what
+// evaluate() gives on each ciphertext alone; fresh random inputs.
+void run_batch(const EvalModParams& params) {
+  Env e(boot_test_params());
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const PolynomialEvaluator pe(e.evaluator, rlk);
+  const EvalMod mod(params);
+  // Slots in [-0.9, 0.9]: the cosine's input range.
+  std::vector<Cplx> y0 = random_slots(512), y1 = random_slots(512);
+  for (Cplx& v : y0)
+    v = 0.9 * v.real();
+  for (Cplx& v : y1)
+    v = 0.9 * v.real();
+  const u32 top = e.ctx->max_level() - 2;
+  const Ciphertext c0 = e.encrypt(y0, top), c1 = e.encrypt(y1, top);
+  const Ciphertext* const both[] = {&c0, &c1};
+  const std::vector<Ciphertext> batch = mod.evaluate_batch(pe, e.evaluator, rlk, both, 4);
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(hash_ct(*e.ctx, batch[0]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c0, 4)));
+  EXPECT_EQ(hash_ct(*e.ctx, batch[1]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c1, 4)));
+  EXPECT_EQ(batch[0].level(), batch[1].level());
+  // A ciphertext at another level cannot join the lockstep batch.
+  const Ciphertext low = e.evaluator.level_down(c1, top - 1);
+  const Ciphertext* const mixed[] = {&c0, &low};
+  EXPECT_THROW(mod.evaluate_batch(pe, e.evaluator, rlk, mixed), ParameterError);
+}
+
+TEST(EvalMod, BatchMatchesSingle) {
+  run_batch(EvalModParams::derive(32, 12, 2, 9));
+}
+
+TEST(EvalMod, BatchWithArcsineMatchesSingle) {
+  run_batch(EvalModParams::derive(32, 12, 2, 11, 3));
+}
+
 TEST(EvalMod, DerivedForSparseKey) {
   const EvalModParams p = EvalModParams::derive(32, 12, 2, 9);
   run(p, "EvalMod h=32 (derived), sin(2 pi x)", 24);

@@ -69,6 +69,36 @@ TEST_F(PolynomialEval, OddDegree63OnUnitInterval) {
   run({"tanh(4x) on [-1,1], degree 63", [](double x) { return std::tanh(4 * x); }, -1, 1, 63, 18});
 }
 
+// evaluate_batch runs several ciphertexts in lockstep: the words of evaluate() on each, for a
+// series that needs the affine map and lowered basis elements, and for a constant series.
+TEST_F(PolynomialEval, BatchMatchesSingle) {
+  Env& e = *env_;
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const PolynomialEvaluator pe(e.evaluator, rlk);
+  const u32 top = e.ctx->max_level();
+  std::vector<Ciphertext> cts;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<Cplx> x = random_slots(e.ctx->max_slots());
+    for (Cplx& v : x)
+      v = 2.0 * v.real();
+    cts.push_back(e.encrypt(x, top));
+  }
+  const Ciphertext* const ptrs[] = {&cts[0], &cts[1], &cts[2]};
+  ChebyshevSeries constant;
+  constant.coeffs = {0.75};
+  for (const ChebyshevSeries& p :
+       {chebyshev_fit([](double x) { return std::sin(x); }, -2, 2, 27), constant}) {
+    const std::vector<Ciphertext> batch = pe.evaluate_batch(ptrs, p);
+    ASSERT_EQ(batch.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(hash_ct(*e.ctx, batch[i]), hash_ct(*e.ctx, pe.evaluate(cts[i], p)))
+          << "ciphertext " << i << ", degree " << p.degree();
+    }
+  }
+  const Ciphertext* const none[] = {nullptr};
+  EXPECT_THROW(pe.evaluate_batch(none, constant), ParameterError);
+}
+
 TEST_F(PolynomialEval, LowDegrees) {
   for (u32 d : {1u, 2u, 3u, 4u, 5u, 8u}) {
     run({"exp on [-1,1], low degree", [](double x) { return std::exp(x); }, -1, 1, d, 20});

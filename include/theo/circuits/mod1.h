@@ -13,6 +13,8 @@
 // q0 / (2 pi Delta) after (SlotToCoeff), so neither costs a level here.
 
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "theo/circuits/chebyshev.h"
 #include "theo/circuits/polynomial.h"
@@ -51,6 +53,12 @@ class EvalMod {
   // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
                       const Ciphertext& ct, i64 gain = 1) const;
+  // evaluate() on several ciphertexts at one level and scale in lockstep
+  // (PolynomialEvaluator::evaluate_batch): the same words as evaluate() on each.
+  std::vector<Ciphertext> evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
+                                         const RelinKey& rlk,
+                                         std::span<const Ciphertext* const> cts,
+                                         i64 gain = 1) const;
   // Plaintext reference of the same computation.
   double reference(double y) const;
   // K + 1/4: the input is y = x / (K + 1/4).

@@ -14,6 +14,8 @@
 // lands on Delta of the target level; so every addition matches scales exactly.
 
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "theo/circuits/chebyshev.h"
 #include "theo/ckks/evaluator.h"
@@ -30,6 +32,13 @@ class PolynomialEvaluator {
   // when given (must be at or below that).
   Ciphertext evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
                       std::optional<u32> output_level = std::nullopt) const;
+  // evaluate() on several ciphertexts at one level and scale, in lockstep: every key switch and
+  // rescale covers all of them in one batch (multiply_relin_rescale_batch and friends), so their
+  // launches fill the GPU together and the relinearization key is read once per product. The
+  // same words as evaluate() on each.
+  std::vector<Ciphertext> evaluate_batch(std::span<const Ciphertext* const> cts,
+                                         const ChebyshevSeries& p,
+                                         std::optional<u32> output_level = std::nullopt) const;
 
   // Levels evaluate() consumes on ct.
   u32 levels_consumed(const Ciphertext& ct, const ChebyshevSeries& p) const;

@@ -16,11 +16,22 @@ namespace theo {
 std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciphertext* const> a,
                                        std::span<const Ciphertext* const> b, const RelinKey& rlk);
 
-// [i] = ev.multiply_relin_rescale(*a[i], *b[i], rlk) (ModDown merged with the rescale).
+// [i] = ev.multiply_relin_rescale(*a[i], *b[i], rlk) (ModDown merged with the rescale). The
+// relinearization key is read once per batch (KeySwitcher::key_mult_shared_key). batch: the
+// number of products per batch (0: KeySwitcher::batch_size from the footprint model; a caller
+// that batches for parallelism rather than for L2 reuse, such as lockstep circuits over a few
+// ciphertexts, passes the count).
 std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
                                                      std::span<const Ciphertext* const> a,
                                                      std::span<const Ciphertext* const> b,
-                                                     const RelinKey& rlk);
+                                                     const RelinKey& rlk, u32 batch = 0);
+
+// [i] = ev.rescale(*cts[i]); ciphertexts at one level share one INTT -> BConv -> NTT pass.
+std::vector<Ciphertext> rescale_batch(const Evaluator& ev, std::span<const Ciphertext* const> cts);
+
+// [i] = ev.level_down(*cts[i], level); ciphertexts at one level and scale share each pass.
+std::vector<Ciphertext> level_down_batch(const Evaluator& ev,
+                                         std::span<const Ciphertext* const> cts, u32 level);
 
 // [i] = ev.rotate(*cts[i], rotations[i], keys): rotations of different ciphertexts.
 std::vector<Ciphertext> rotate_batch(const Evaluator& ev, std::span<const Ciphertext* const> cts,

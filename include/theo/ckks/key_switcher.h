@@ -80,6 +80,13 @@ class KeySwitcher {
                           std::span<const PolyRef> out0, std::span<const PolyRef> out1,
                           ConstPolyRef add_q0 = {}) const;
 
+  // key_mult_into for several inputs under one key (a batch of relinearizations): input i's
+  // digits digits[i] into out0[i] / out1[i]. With multi-poly caching the backend reads each key
+  // word once for all inputs (Backend::key_mult_sums); the same words either way.
+  void key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
+                           const SwitchingKey& key, std::span<const PolyRef> out0,
+                           std::span<const PolyRef> out1) const;
+
   // Stage 3. in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l). out may be a slice of in.
   void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
 
