@@ -1,13 +1,16 @@
 #include "theo/circuits/linear_transform.h"
+#include "theo/ring/fork_scope.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <set>
+#include <span>
 #include <string>
 
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
+#include "theo/ring/fork_scope.h"
 
 namespace theo {
 
@@ -366,8 +369,29 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
     to_rotate.push_back(std::move(accs[i]));
     shifts.push_back(static_cast<int>(giants_[i].shift));
   }
-  std::vector<ExtendedCiphertext> rotated =
-      mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
+  std::vector<ExtendedCiphertext> rotated;
+  Backend& be = ev.context()->backend();
+  if (ev.context()->options().optimizations.pipelining && !be.forked() && to_rotate.size() >= 2) {
+    // Two lanes (Theodosian §IV-B): the second half of the giants on the backend's second
+    // stream, the first half on the first, so one lane's ModDown / ModUp kernels (L2-bound)
+    // overlap the other's KeyMult (DRAM-bound on the rotation keys) and their small launches
+    // fill each other's idle SMs. Same words.
+    const std::size_t h = to_rotate.size() / 2;
+    const std::span<ExtendedCiphertext> all(to_rotate);
+    const std::span<const int> all_shifts(shifts);
+    std::vector<ExtendedCiphertext> second;
+    {
+      ForkScope fork(be);
+      second = mod_down_rotate_extended_batch(ev, all.subspan(h), all_shifts.subspan(h), keys);
+      be.end_fork();
+      rotated = mod_down_rotate_extended_batch(ev, all.first(h), all_shifts.first(h), keys);
+      fork.join();
+    }
+    for (ExtendedCiphertext& e : second)
+      rotated.push_back(std::move(e));
+  } else {
+    rotated = mod_down_rotate_extended_batch(ev, to_rotate, shifts, keys);
+  }
   std::optional<ExtendedCiphertext> result;
   std::size_t next = 0;
   for (std::size_t i = 0; i < giants_.size(); ++i) {
