@@ -412,7 +412,8 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
 
 // Rows: 256 threads = 256 / E rows of 2^L contiguous words. Shared index r (2^L + E) + p + p / E:
 // the pattern-A store (p = t + E k) and the pattern-B load (p = E t + k) are a per-row E x E
-// transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches.
+// transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches. A
+// row's E threads lie in one warp, so the exchanges need __syncwarp only (no block barrier).
 // Six blocks per SM (40 registers; the forward kernel spills one 8-byte value): 48 limbs at
 // N = 2^16 (768 blocks) are one wave.
 // Inverse: the first phase (reads src; kFused: echoes it); forward: the last one (in place;
@@ -441,7 +442,7 @@ __global__ void __launch_bounds__(256, 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       srow[sidx(th + E * k)] = x[k];
-    __syncthreads();
+    __syncwarp();
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(E * th + k)];
@@ -471,7 +472,7 @@ __global__ void __launch_bounds__(256, 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       srow[sidx(E * th + k)] = x[k];
-    __syncthreads();
+    __syncwarp();
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(th + E * k)];
