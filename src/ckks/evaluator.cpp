@@ -322,12 +322,14 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   const u32 level = t.level();
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();
-  ExtendedPair ext = switcher_.key_mult(switcher_.mod_up(t.poly(2).cref(), level), rlk.key());
+  const ModUpDigits up = switcher_.mod_up(t.poly(2).cref(), level);
+  std::vector<ConstPolyRef> digits;
+  for (const RnsPoly& d : up.digits)
+    digits.push_back(d.cref());
+  ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
+  switcher_.key_mult_into_add_scaled(digits, level, rlk.key(), ext.c0.ref(), ext.c1.ref(),
+                                     t.poly(0).cref(), t.poly(1).cref(), lv.p_mod_q);
   const PolyRef parts[] = {ext.c0.ref(), ext.c1.ref()};
-  for (int i = 0; i < 2; ++i) {
-    const PolyRef q_part = parts[i].slice(0, lv.limbs);
-    be.mul_scalar_add(t.poly(i).cref(), lv.p_mod_q, q_part, q_part);
-  }
   std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, level);
   return Ciphertext(ctx_->id(), level - 1, t.scale() / lv.rescale_ratio, t.slots(),
                     std::move(polys));

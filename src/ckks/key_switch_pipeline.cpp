@@ -21,7 +21,8 @@ namespace theo {
 
 void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
                                 const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part,
-                                u32 galois, ConstPolyRef add_q0) const {
+                                u32 galois, ConstPolyRef add_q0, ConstPolyRef a0, ConstPolyRef a1,
+                                std::span<const u32> s) const {
   const TrafficScope scope("KeyMult");
   const LevelData& lv = ctx_->level(level);
   if (key.empty() || key.context_id() != ctx_->id() || key.dnum() != ctx_->dnum()) {
@@ -51,6 +52,9 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
     ctx_->backend().key_mult_automorphed(d, galois, kb, ka, out0.slice(start, count),
                                          out1.slice(start, count),
                                          p_part ? ConstPolyRef{} : add_q0);
+  } else if (!p_part && a0.words() != 0) {
+    ctx_->backend().key_mult_add_scaled(d, kb, ka, out0.slice(start, count),
+                                        out1.slice(start, count), a0, a1, s);
   } else {
     ctx_->backend().key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
   }

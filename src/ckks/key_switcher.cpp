@@ -114,6 +114,29 @@ void KeySwitcher::key_mult_into(std::span<const ConstPolyRef> digits, u32 level,
   key_mult_part(digits, level, key, out0, out1, /*p_part=*/true, galois);
 }
 
+void KeySwitcher::key_mult_into_add_scaled(std::span<const ConstPolyRef> digits, u32 level,
+                                           const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                                           ConstPolyRef a0, ConstPolyRef a1,
+                                           std::span<const u32> s) const {
+  const LevelData& lv = ctx_->level(level);
+  if (!(a0.basis == lv.q_basis) || !(a1.basis == lv.q_basis)) {
+    throw ParameterError(
+        "KeySwitcher::key_mult_into_add_scaled: a0 and a1 must be over Q_l of "
+        "level " +
+        std::to_string(level));
+  }
+  if (!detail::fusion_enabled(*ctx_)) {
+    key_mult_into(digits, level, key, out0, out1);
+    Backend& be = ctx_->backend();
+    const PolyRef q0 = out0.slice(0, lv.limbs), q1 = out1.slice(0, lv.limbs);
+    be.mul_scalar_add(a0, s, q0, q0);
+    be.mul_scalar_add(a1, s, q1, q1);
+    return;
+  }
+  key_mult_part(digits, level, key, out0, out1, /*p_part=*/false, 1, {}, a0, a1, s);
+  key_mult_part(digits, level, key, out0, out1, /*p_part=*/true);
+}
+
 std::vector<ExtendedPair> KeySwitcher::key_mult(std::span<const ModUpDigits> modup,
                                                 std::span<const SwitchingKey* const> keys) const {
   if (modup.size() != keys.size()) {

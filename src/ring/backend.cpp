@@ -47,6 +47,17 @@ void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span
                          out1[r], add0);
 }
 
+void Backend::key_mult_add_scaled(std::span<const ConstPolyRef> digits,
+                                  std::span<const ConstPolyRef> kb,
+                                  std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                  ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) {
+  checks::key_mult_args("key_mult_add_scaled", *this, digits, kb, ka, out0, out1);
+  checks::key_mult_add_scaled("key_mult_add_scaled", *this, a0, a1, s, out0, out1);
+  key_mult(digits, kb, ka, out0, out1);
+  mul_scalar_add(a0, s, out0, out0);
+  mul_scalar_add(a1, s, out1, out1);
+}
+
 void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
                             std::span<const PolyRef> out1) {

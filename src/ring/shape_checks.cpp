@@ -71,6 +71,22 @@ void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, Co
   no_alias(op, "add0", add0, "out1", out1);
 }
 
+void key_mult_add_scaled(std::string_view op, const Backend& be, ConstPolyRef a0, ConstPolyRef a1,
+                         std::span<const u32> s, ConstPolyRef out0, ConstPolyRef out1) {
+  const auto term = [&](const char* name, ConstPolyRef a) {
+    poly(op, name, be, a);
+    same_shape(op, "out0", out0, name, a);
+    no_alias(op, name, a, "out0", out0);
+    no_alias(op, name, a, "out1", out1);
+  };
+  term("a0", a0);
+  term("a1", a1);
+  if (s.size() != out0.limbs()) {
+    fail(op, "needs one constant per limb (" + std::to_string(out0.limbs()) + " limbs, got " +
+                 std::to_string(s.size()) + ")");
+  }
+}
+
 void key_mult_rotations_args(std::string_view op, const Backend& be,
                              std::span<const ConstPolyRef> digits, std::span<const u32> gs,
                              std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,

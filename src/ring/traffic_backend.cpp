@@ -229,6 +229,20 @@ class RecordingBackend final : public Backend {
         "key_mult", [&] { return traffic_model::key_mult(digits, out0); },
         [&] { inner_->key_mult(digits, kb, ka, out0, out1); });
   }
+  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                           ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) override {
+    // key_mult's words plus a0 and a1 read once; one multiply-add per added word.
+    run(
+        "key_mult_add_scaled",
+        [&] {
+          TrafficCost c = traffic_model::key_mult(digits, out0);
+          c.bytes_read += 4.0 * static_cast<double>(a0.words() + a1.words());
+          c.macs += static_cast<double>(a0.words() + a1.words());
+          return c;
+        },
+        [&] { inner_->key_mult_add_scaled(digits, kb, ka, out0, out1, a0, a1, s); });
+  }
   void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                             PolyRef out0, PolyRef out1, ConstPolyRef add0) override {

@@ -71,6 +71,14 @@ class KeySwitcher {
   void key_mult_into(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
                      PolyRef out0, PolyRef out1, u32 galois = 1, ConstPolyRef add_q0 = {}) const;
 
+  // key_mult_into (galois 1), then out0 / out1's Q_l limbs += s a0 / s a1 (a0, a1 over Q_l; s one
+  // constant per limb, e.g. P mod q_i): relinearization with ModDown merging adds P d_0 and
+  // P d_1 there. With fusion both terms ride on the KeyMult pass (Backend::key_mult_add_scaled);
+  // the same words either way.
+  void key_mult_into_add_scaled(std::span<const ConstPolyRef> digits, u32 level,
+                                const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                                ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) const;
+
   // key_mult_into for several rotations of the same digits (hoisted baby steps): rotation r
   // (Galois element gs[r] > 1, key *keys[r]) into out0[r] / out1[r], with phi_(gs[r])(add_q0)
   // added to every out0's Q_l limbs. With multi-poly caching the backend reads the digits once
@@ -146,9 +154,11 @@ class KeySwitcher {
   // The pieces the pipeline splits KeyMult and ModDown into (key_switch_pipeline.cpp).
   // KeyMult restricted to the Q_l limbs (p_part false) or the P limbs (true) of out0 / out1
   // (galois > 1: of phi_galois(digits), and add_q0 in the Q_l part, as key_mult_into).
+  // Q part: optionally + s a0 / + s a1 (over Q_l, galois 1) in the same pass.
   void key_mult_part(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
                      PolyRef out0, PolyRef out1, bool p_part, u32 galois = 1,
-                     ConstPolyRef add_q0 = {}) const;
+                     ConstPolyRef add_q0 = {}, ConstPolyRef a0 = {}, ConstPolyRef a1 = {},
+                     std::span<const u32> s = {}) const;
   // ModDown's lift: in[i]'s P limbs (clobbered) -> INTT -> BConv P -> Q_l into out[i] (over Q_l,
   // overlapping no input), then the NTT of out[i] unless fusion puts it into mod_down_finish.
   void mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;

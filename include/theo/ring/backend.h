@@ -208,6 +208,14 @@ class Backend {
   // All operands share one Basis; out0/out1 must not alias inputs.
   virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                         std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
+  // key_mult, then out0 += s * a0 and out1 += s * a1 limb by limb (s: one canonical constant per
+  // limb, e.g. P mod q_i): relinearization's P d_0 and P d_1 terms in the KeyMult pass instead of
+  // two more passes over out0 / out1. a0 and a1 shaped like out0, aliasing neither output. The
+  // same words as key_mult and two mul_scalar_add, which is what the default does.
+  virtual void key_mult_add_scaled(std::span<const ConstPolyRef> digits,
+                                   std::span<const ConstPolyRef> kb,
+                                   std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                   ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s);
   // key_mult of automorphed digits without materializing them: out0 = sum_k phi_g(d_k) kb_k
   // (+ phi_g(add0) when add0 has words), out1 = sum_k phi_g(d_k) ka_k (phi_g as in
   // automorphism(); g odd). Hoisted rotations read the shared ModUp digits through the

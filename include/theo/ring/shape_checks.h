@@ -41,6 +41,10 @@ void bconv_jobs_independent(std::string_view op, std::span<const BConvJob> jobs)
 // neither output.
 void key_mult_add0(std::string_view op, const Backend& be, ConstPolyRef add0, ConstPolyRef out0,
                    ConstPolyRef out1);
+// The scaled terms of Backend::key_mult_add_scaled: a0 and a1 shaped like out0 and aliasing
+// neither output, one constant per limb.
+void key_mult_add_scaled(std::string_view op, const Backend& be, ConstPolyRef a0, ConstPolyRef a1,
+                         std::span<const u32> s, ConstPolyRef out0, ConstPolyRef out1);
 // Arguments of Backend::key_mult_rotations: the counts (one kb and ka per digit per rotation,
 // one output pair per rotation), every Galois element odd, each rotation's operands as
 // key_mult_automorphed's (add0 included), and no output aliasing another rotation's.

@@ -433,6 +433,18 @@ class CudaBackend final : public Backend {
     checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
     run_key_mult(digits, 0, kb, ka, out0, out1);
   }
+  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                           ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) override {
+    constexpr std::string_view op = "key_mult_add_scaled";
+    checks::key_mult_args(op, *this, digits, kb, ka, out0, out1);
+    checks::key_mult_add_scaled(op, *this, a0, a1, s, out0, out1);
+    ScaledAdds sc;
+    sc.a0 = a0.data;
+    sc.a1 = a1.data;
+    sc.s = mont_consts(out0.basis, s, false);
+    run_key_mult(digits, 0, kb, ka, out0, out1, nullptr, &sc);
+  }
   void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
                             PolyRef out0, PolyRef out1, ConstPolyRef add0) override {
@@ -525,7 +537,8 @@ class CudaBackend final : public Backend {
   }
   void run_key_mult(std::span<const ConstPolyRef> digits, u32 galois,
                     std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                    PolyRef out0, PolyRef out1, const u32* add0 = nullptr) {
+                    PolyRef out0, PolyRef out1, const u32* add0 = nullptr,
+                    const ScaledAdds* scaled = nullptr) {
     if (digits.empty()) {
       fill_zero(out0);
       fill_zero(out1);
@@ -533,6 +546,15 @@ class CudaBackend final : public Backend {
         const ConstPolyRef a{add0, out0.n, out0.basis};
         const u32 ks[] = {galois};
         automorphism_sum({&a, 1}, ks, out0, true);
+      }
+      if (scaled != nullptr) {
+        for (const auto& [a, o] : {std::pair{scaled->a0, out0.data}, {scaled->a1, out1.data}}) {
+          EwArgs args;
+          args.in[0] = a;
+          args.in[1] = o;
+          args.out[0] = o;
+          ew(EwOp::kMulScalarAdd, args, out0.basis, &scaled->s);
+        }
       }
       return;
     }
@@ -547,7 +569,7 @@ class CudaBackend final : public Backend {
       // add0 rides on the last launch (its words are added once, after every term).
       const bool last = k0 + terms == digits.size();
       launch_key_mult(d, b, a, terms, out0.data, out1.data, k0 > 0, n(), out0.basis, mods_.get(),
-                      stream(), galois, last ? add0 : nullptr);
+                      stream(), galois, last ? add0 : nullptr, last ? scaled : nullptr);
     }
   }
 

@@ -162,10 +162,16 @@ void launch_hold_stream(const u32* release, u32* timed_out, cudaStream_t s);
 // out0 = sum_k d_k kb_k, out1 = sum_k d_k ka_k (+ previous out when accumulate); galois != 0
 // reads every d_k through phi_galois (NTT-domain automorphism); add0 (optional, out0's shape) is
 // added to out0, read through phi_galois likewise.
+// Scaled terms of key_mult_add_scaled: out0 += s * a0, out1 += s * a1 (s Montgomery, per limb).
+struct ScaledAdds {
+  const u32* a0 = nullptr;
+  const u32* a1 = nullptr;
+  LimbConsts s{};
+};
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s, u32 galois = 0,
-                     const u32* add0 = nullptr);
+                     const Modulus* mods, cudaStream_t s, u32 galois = 0, const u32* add0 = nullptr,
+                     const ScaledAdds* scaled = nullptr);
 
 // key_mult_rotations (Backend::key_mult_rotations): rotations of one set of digits per launch.
 inline constexpr u32 kRotBlock = 1024;  // words of a digit block (a power of two, <= N)

@@ -14,13 +14,15 @@ namespace theo::cuda {
 namespace {
 
 // galois != 0: the digits are read through phi_galois (key_mult_automorphed), word by word.
-template <int W>
+// kScaled: + s a0 into out0 and + s a1 into out1 (key_mult_add_scaled).
+template <int W, bool kScaled>
 __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
                                 const __grid_constant__ ConstPtrs kb,
                                 const __grid_constant__ ConstPtrs ka, u32 terms, u32* out0,
                                 u32* out1, bool accumulate, u32 n,
                                 const __grid_constant__ Basis basis, const Modulus* mods,
-                                u32 galois, const u32* add0) {
+                                u32 galois, const u32* add0,
+                                const __grid_constant__ ScaledAdds scaled) {
   pdl_entry();
   const u32 idx = (blockIdx.x * blockDim.x + threadIdx.x) * W;
   if (idx >= n) return;
@@ -64,6 +66,17 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
 #pragma unroll
     for (int w = 0; w < W; ++w)
       p0[w] = add_mod(p0[w], add0[base + (galois != 0 ? src[w] : idx + w)], m.q);
+  }
+  if constexpr (kScaled) {
+    const i32 c = static_cast<i32>(scaled.s.v[limb]);
+    u32 a0[W], a1[W];
+    load_words<W>(scaled.a0 + off, a0);
+    load_words<W>(scaled.a1 + off, a1);
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      p0[w] = add_mod(p0[w], mont_mul_c(a0[w], c, m), m.q);
+      p1[w] = add_mod(p1[w], mont_mul_c(a1[w], c, m), m.q);
+    }
   }
 #pragma unroll
   for (int w = 0; w < W; ++w) {
@@ -203,20 +216,26 @@ bool aligned16(const void* p) {
 
 void launch_key_mult(const ConstPtrs& d, const ConstPtrs& kb, const ConstPtrs& ka, u32 terms,
                      u32* out0, u32* out1, bool accumulate, u32 n, const Basis& basis,
-                     const Modulus* mods, cudaStream_t s, u32 galois, const u32* add0) {
+                     const Modulus* mods, cudaStream_t s, u32 galois, const u32* add0,
+                     const ScaledAdds* scaled) {
   if (basis.size == 0) return;
   bool vec = n % 4 == 0 && aligned16(out0) && aligned16(out1);
   for (u32 k = 0; k < terms; ++k)
     vec = vec && aligned16(d.p[k]) && aligned16(kb.p[k]) && aligned16(ka.p[k]);
+  if (scaled != nullptr) vec = vec && aligned16(scaled->a0) && aligned16(scaled->a1);
   constexpr u32 threads = 256;
   const u32 w = vec ? 4 : 1;
   const dim3 grid((n / w + threads - 1) / threads, basis.size);
+  const ScaledAdds none{};
+  const ScaledAdds& sa = scaled != nullptr ? *scaled : none;
+  const auto go = [&](auto kernel) {
+    launch_kernel(kernel, grid, threads, 0, s, d, kb, ka, terms, out0, out1, accumulate, n, basis,
+                  mods, galois, add0, sa);
+  };
   if (vec)
-    launch_kernel(key_mult_kernel<4>, grid, threads, 0, s, d, kb, ka, terms, out0, out1, accumulate,
-                  n, basis, mods, galois, add0);
+    scaled != nullptr ? go(key_mult_kernel<4, true>) : go(key_mult_kernel<4, false>);
   else
-    launch_kernel(key_mult_kernel<1>, grid, threads, 0, s, d, kb, ka, terms, out0, out1, accumulate,
-                  n, basis, mods, galois, add0);
+    scaled != nullptr ? go(key_mult_kernel<1, true>) : go(key_mult_kernel<1, false>);
   THEO_CUDA_CHECK_LAUNCH();
 }
 
