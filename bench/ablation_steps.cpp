@@ -53,7 +53,9 @@ ContextPtr ablation_context(const AblationOptions& o, const std::string& preset,
   co.threads = o.threads;
   co.optimizations = opt;
   co.traffic = std::move(rec);
-  return Context::create(load_preset(preset), co);
+  ContextPtr ctx = Context::create(load_preset(preset), co);
+  set_launch_overlap(unwrap_recording_backend(ctx->backend()), opt.graphs);
+  return ctx;
 }
 
 Prng::Seed ablation_seed(std::uint8_t tag) {

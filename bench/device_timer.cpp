@@ -1,5 +1,6 @@
-// The device clock of time_op. The only backend-specific file of the benchmark: it reaches the
-// CUDA backend's EventTimer when the library was built with it.
+// The device clock of time_op, and the CUDA backend's programmatic launch switch. The only
+// backend-specific file of the benchmark: it reaches the CUDA backend when the library was built
+// with it.
 
 #include "timing.h"
 
@@ -25,6 +26,18 @@ class CudaEventTimer final : public DeviceTimer {
 
 }  // namespace
 #endif
+
+void set_launch_overlap(Backend& backend, bool on) {
+#if defined(THEO_HAVE_CUDA)
+  if (backend.kind() == BackendKind::kCuda) {
+    cuda::Tuning t;
+    t.programmatic_launch = on ? 1 : 0;
+    cuda::set_tuning(backend, t);
+  }
+#endif
+  (void)backend;
+  (void)on;
+}
 
 std::unique_ptr<DeviceTimer> make_device_timer(Backend& backend) {
 #if defined(THEO_HAVE_CUDA)

@@ -22,6 +22,10 @@ class DeviceTimer {
 };
 // nullptr when the backend has no device clock (the CPU backend). device_timer.cpp.
 std::unique_ptr<DeviceTimer> make_device_timer(Backend& backend);
+// Programmatic dependent launch on or off (CUDA: cuda::Tuning::programmatic_launch, process-wide;
+// other backends: nothing). The ablation switches it with the CUDA Graphs step: both remove
+// launch overhead (Theodosian §IV-C).
+void set_launch_overlap(Backend& backend, bool on);
 
 struct Timing {
   // The device clock where there is one, else the host clock.

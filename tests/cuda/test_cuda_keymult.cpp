@@ -1,4 +1,5 @@
-// key_mult_automorphed on the GPU: identical words to the CPU backend for several Galois elements,
+// key_mult_automorphed (and key_mult_add_scaled, key_mult_rotations, key_mult_sums) on the GPU:
+// identical words to the CPU backend for several Galois elements,
 // digit counts, N and limb counts (including slices that are not 16-byte aligned).
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "theo/errors.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/backend.h"
@@ -59,6 +61,49 @@ RingParams ring_of(u32 log_n) {
   ring.log_n = log_n;
   ring.primes = find_ntt_primes(log_n, 30, 13);
   return ring;
+}
+
+// key_mult_add_scaled (relinearization's P d_0 / P d_1 in the KeyMult pass): the CPU's words
+// (key_mult, then two mul_scalar_add), fresh random words and constants, up to 17 digits (two
+// launches, the terms riding on the last); an a0 aliasing an output is refused.
+TEST(CudaKeyMultAddScaled, MatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const u32 log_n : {12u, 16u}) {
+    auto cpu = make_cpu_backend(ring_of(log_n));
+    auto gpu = make_cuda_backend(ring_of(log_n));
+    for (const u32 limbs : {1u, 7u, 13u}) {
+      const Basis basis = Basis::range(0, limbs);
+      for (const u32 dnum : {1u, 3u, 17u}) {
+        const auto host = random_host(*cpu, basis, 3 * dnum + 2, rng);
+        std::vector<u32> s(limbs);
+        for (u32 l = 0; l < limbs; ++l)
+          s[l] = static_cast<u32>(rng() % cpu->modulus(basis[l]).q);
+        std::vector<std::vector<u32>> out[2];
+        for (int side = 0; side < 2; ++side) {
+          Backend& be = side == 0 ? *cpu : *gpu;
+          const std::vector<RnsPoly> polys = uploaded(be, basis, host);
+          std::vector<ConstPolyRef> d, b, a;
+          for (u32 k = 0; k < dnum; ++k) {
+            d.push_back(polys[3 * k].cref());
+            b.push_back(polys[3 * k + 1].cref());
+            a.push_back(polys[3 * k + 2].cref());
+          }
+          std::vector<RnsPoly> o;
+          o.push_back(be.make_poly(basis));
+          o.push_back(be.make_poly(basis));
+          be.key_mult_add_scaled(d, b, a, o[0].ref(), o[1].ref(), polys[3 * dnum].cref(),
+                                 polys[3 * dnum + 1].cref(), s);
+          out[side] = downloaded(be, o);
+          if (side == 1 && dnum == 3) {
+            EXPECT_THROW(be.key_mult_add_scaled(d, b, a, o[0].ref(), o[1].ref(), o[0].cref(),
+                                                polys[3 * dnum + 1].cref(), s),
+                         ParameterError);
+          }
+        }
+        ASSERT_EQ(out[0], out[1]) << "log_n " << log_n << " limbs " << limbs << " dnum " << dnum;
+      }
+    }
+  }
 }
 
 TEST(CudaKeyMultAutomorphed, MatchesCpu) {
