@@ -32,6 +32,7 @@ class LockstepOps {
 
   // a[i] * b[i], relinearized and rescaled, times the integer k (exact, on one operand).
   Batch mul_relin_rescale(const Batch& a, const Batch& b, i64 k = 1) const {
+    if (a.size() == 1) return one(ev_.multiply_relin_rescale(a[0], b[0], rlk_, k));
     Batch ka;
     if (k != 1) {
       for (const Ciphertext& c : a)

@@ -259,6 +259,10 @@ void Evaluator::negate_inplace(Ciphertext& a) const {
 // ---- multiplicative ----------------------------------------------------------------------------
 
 Ciphertext Evaluator::multiply(const Ciphertext& a0, const Ciphertext& b0) const {
+  return tensor_product(a0, b0, 1);
+}
+
+Ciphertext Evaluator::tensor_product(const Ciphertext& a0, const Ciphertext& b0, i64 factor) const {
   detail::require_usable(*ctx_, a0, "multiply: a");
   detail::require_usable(*ctx_, b0, "multiply: b");
   if (a0.size() != 2 || b0.size() != 2) {
@@ -272,8 +276,16 @@ Ciphertext Evaluator::multiply(const Ciphertext& a0, const Ciphertext& b0) const
   std::vector<RnsPoly> polys;
   for (int i = 0; i < 3; ++i)
     polys.push_back(be.make_poly(basis));
-  be.tensor(a.poly(0).cref(), a.poly(1).cref(), b.poly(0).cref(), b.poly(1).cref(), polys[0].ref(),
-            polys[1].ref(), polys[2].ref());
+  if (factor == 1) {
+    be.tensor(a.poly(0).cref(), a.poly(1).cref(), b.poly(0).cref(), b.poly(1).cref(),
+              polys[0].ref(), polys[1].ref(), polys[2].ref());
+  } else {
+    std::vector<u32> s(basis.size);
+    for (u32 i = 0; i < basis.size; ++i)
+      s[i] = detail::reduce_i64(factor, ctx_->prime(basis[i]));
+    be.tensor_scaled(a.poly(0).cref(), a.poly(1).cref(), b.poly(0).cref(), b.poly(1).cref(),
+                     polys[0].ref(), polys[1].ref(), polys[2].ref(), s);
+  }
   return Ciphertext(ctx_->id(), a.level(), a.scale() * b.scale(), std::max(a.slots(), b.slots()),
                     std::move(polys));
 }
@@ -308,6 +320,11 @@ Ciphertext Evaluator::square(const Ciphertext& a, const RelinKey& rlk) const {
 
 Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
                                              const RelinKey& rlk) const {
+  return multiply_relin_rescale(a, b, rlk, 1);
+}
+
+Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
+                                             const RelinKey& rlk, i64 factor) const {
   detail::require_usable(*ctx_, a, "multiply_relin_rescale: a");
   detail::require_usable(*ctx_, b, "multiply_relin_rescale: b");
   detail::require_usable(*ctx_, rlk, "multiply_relin_rescale: relinearization key");
@@ -318,7 +335,11 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   // in one INTT -> BConv -> NTT pass instead of two. d0 and d1 join the extended pair as P * d_i
   // (zero on P), so the single rounding covers the whole result: round((u + P d) Pi_E / (P Pi_L))
   // rather than round((d + round(u / P)) Pi_E / Pi_L), never less precise.
-  const Ciphertext t = multiply(a, b);
+  // A factor on an operand that the alignment would lower goes on before the lowering, as
+  // multiply_integer first would (lowering rounds, so it does not commute with the factor).
+  if (factor != 1 && a.level() != b.level())
+    return multiply_relin_rescale(multiply_integer(a, factor), b, rlk, 1);
+  const Ciphertext t = tensor_product(a, b, factor);
   const u32 level = t.level();
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();

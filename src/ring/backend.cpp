@@ -47,6 +47,16 @@ void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span
                          out1[r], add0);
 }
 
+void Backend::tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                            PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s) {
+  checks::tensor_args("tensor_scaled", *this, a0, a1, b0, b1, d0, d1, d2);
+  checks::limb_consts("tensor_scaled", "s", *this, a0, s);
+  RnsPoly sa0 = make_poly(a0.basis), sa1 = make_poly(a1.basis);
+  mul_scalar(a0, s, sa0.ref());
+  mul_scalar(a1, s, sa1.ref());
+  tensor(sa0.cref(), sa1.cref(), b0, b1, d0, d1, d2);
+}
+
 void Backend::key_mult_add_scaled(std::span<const ConstPolyRef> digits,
                                   std::span<const ConstPolyRef> kb,
                                   std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,

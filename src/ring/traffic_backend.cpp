@@ -223,6 +223,12 @@ class RecordingBackend final : public Backend {
         "tensor", [&] { return traffic_model::tensor(d0); },
         [&] { inner_->tensor(a0, a1, b0, b1, d0, d1, d2); });
   }
+  void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                     PolyRef d1, PolyRef d2, std::span<const u32> s) override {
+    run(
+        "tensor", [&] { return traffic_model::tensor(d0); },
+        [&] { inner_->tensor_scaled(a0, a1, b0, b1, d0, d1, d2, s); });
+  }
   void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
                 std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
     run(

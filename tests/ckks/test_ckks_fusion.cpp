@@ -52,6 +52,16 @@ Hashes run_mechanisms(const ParameterSet& params, bool fusion) {
   h["multiply relin"] = hash_ct(*ctx, ev.multiply(a, b, rlk));
   const Ciphertext ab = ev.multiply_relin_rescale(a, b, rlk);
   h["multiply_relin_rescale"] = hash_ct(*ctx, ab);
+  // An integer factor inside the tensor product: the words of multiply_integer first.
+  const Ciphertext ab3 = ev.multiply_relin_rescale(a, b, rlk, 3);
+  EXPECT_EQ(hash_ct(*ctx, ab3),
+            hash_ct(*ctx, ev.multiply_relin_rescale(ev.multiply_integer(a, 3), b, rlk)));
+  h["multiply_relin_rescale by 3"] = hash_ct(*ctx, ab3);
+  if (top > 1) {  // operands at two levels: the factor goes on before the lowering
+    const Ciphertext low = ev.level_down(b, top - 1);
+    EXPECT_EQ(hash_ct(*ctx, ev.multiply_relin_rescale(a, low, rlk, -2)),
+              hash_ct(*ctx, ev.multiply_relin_rescale(ev.multiply_integer(a, -2), low, rlk)));
+  }
   // ModDown + rescale at every level below (its leaving limbs in one piece or two, by level).
   if (ab.level() > 0) {
     for (Ciphertext sq = ev.multiply_relin_rescale(ab, ab, rlk);;

@@ -496,6 +496,27 @@ TEST(CudaBackend, Tensor) {
   }
 }
 
+// tensor_scaled: an integer factor on (a0, a1) inside the tensor kernel, the CPU's words (its
+// default: mul_scalar first, then tensor); fresh random factors, 0 and 1 included.
+TEST(CudaBackend, TensorScaled) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const Shape& s : {Shape{12, 1}, Shape{14, 7}, Shape{16, 31}}) {
+    Pair& p = backends(s.log_n);
+    const Basis b = random_basis(s.limbs);
+    Twin a0(p, b), a1(p, b), b0(p, b), b1(p, b), d0(p, b), d1(p, b), d2(p, b);
+    std::vector<u32> k(s.limbs);
+    for (u32 i = 0; i < s.limbs; ++i)
+      k[i] = i == 0 ? 0u : i == 1 ? 1u : static_cast<u32>(rng() % p.cpu->modulus(b[i]).q);
+    p.cpu->tensor_scaled(a0.c.cref(), a1.c.cref(), b0.c.cref(), b1.c.cref(), d0.c.ref(), d1.c.ref(),
+                         d2.c.ref(), k);
+    p.gpu->tensor_scaled(a0.g.cref(), a1.g.cref(), b0.g.cref(), b1.g.cref(), d0.g.ref(), d1.g.ref(),
+                         d2.g.ref(), k);
+    ASSERT_TRUE(same(p, d0, "tensor_scaled d0 " + label(s)));
+    ASSERT_TRUE(same(p, d1, "tensor_scaled d1 " + label(s)));
+    ASSERT_TRUE(same(p, d2, "tensor_scaled d2 " + label(s)));
+  }
+}
+
 TEST(CudaBackend, KeyMult) {
   for (const u32 dnum : {1u, 3u, 5u, 17u}) {
     Pair& p = backends(dnum == 17 ? 12 : 15);

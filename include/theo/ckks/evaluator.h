@@ -51,6 +51,11 @@ class Evaluator {
   // HMult + relinearize + rescale in one call.
   Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
                                     const RelinKey& rlk) const;
+  // (factor * a) * b, relinearized and rescaled: the words of
+  // multiply_relin_rescale(multiply_integer(a, factor), b, rlk), with the factor applied inside
+  // the tensor product (Backend::tensor_scaled) when a and b are at one level.
+  Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b, const RelinKey& rlk,
+                                    i64 factor) const;
   Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& b) const;
   // sum_k cts[k] * pts[k] in one pass (Backend::key_mult) instead of a product and an addition
   // per term. Relinearized ciphertexts and plaintexts all at one level; all products must carry
@@ -134,6 +139,9 @@ class Evaluator {
   const KeySwitcher& key_switcher() const { return switcher_; }
 
  private:
+  // a * b without relinearization, times the integer factor (exact, inside the tensor product).
+  Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b, i64 factor) const;
+
   std::shared_ptr<const Context> ctx_;
   KeySwitcher switcher_;
 };

@@ -204,6 +204,11 @@ class Backend {
   // Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
   virtual void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
                       PolyRef d0, PolyRef d1, PolyRef d2) = 0;
+  // tensor of (s a0, s a1) and (b0, b1), s one canonical constant per limb: an integer factor on
+  // one operand (T_2m = 2 T_m^2 - 1) without a pass over it first. The same words as mul_scalar
+  // of a0 and a1 by s, then tensor, which is what the default does.
+  virtual void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                             PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s);
   // KeyMult over all digits in one pass: out0 = sum_k d_k * kb_k, out1 = sum_k d_k * ka_k.
   // All operands share one Basis; out0/out1 must not alias inputs.
   virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,

@@ -400,6 +400,22 @@ class CudaBackend final : public Backend {
   void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
               PolyRef d1, PolyRef d2) override {
     checks::tensor_args("tensor", *this, a0, a1, b0, b1, d0, d1, d2);
+    run_tensor(a0, a1, b0, b1, d0, d1, d2, {});
+  }
+  void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                     PolyRef d1, PolyRef d2, std::span<const u32> s) override {
+    checks::tensor_args("tensor_scaled", *this, a0, a1, b0, b1, d0, d1, d2);
+    checks::limb_consts("tensor_scaled", "s", *this, a0, s);
+    run_tensor(a0, a1, b0, b1, d0, d1, d2, s);
+  }
+  // The kernel's per-limb constant: s_i 2^64 mod q_i (2^64 mod q_i without a scale).
+  void run_tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                  PolyRef d1, PolyRef d2, std::span<const u32> s) {
+    LimbConsts c{};
+    for (u32 i = 0; i < a0.basis.size; ++i) {
+      const Modulus& m = moduli_[a0.basis.ids[i]];
+      c.v[i] = s.empty() ? m.r2_mod : to_mont(to_mont(s[i], m), m);
+    }
     EwArgs args;
     args.in[0] = a0.data;
     args.in[1] = a1.data;
@@ -408,7 +424,7 @@ class CudaBackend final : public Backend {
     args.out[0] = d0.data;
     args.out[1] = d1.data;
     args.out[2] = d2.data;
-    ew(EwOp::kTensor, args, a0.basis, nullptr);
+    ew(EwOp::kTensor, args, a0.basis, &c);
   }
 
   void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,

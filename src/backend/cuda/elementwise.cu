@@ -52,12 +52,15 @@ __device__ __forceinline__ void apply(const u32 (&x)[4], u32 (&y)[3], u32 c, con
   if constexpr (kOp == EwOp::kSubMulScalar)
     y[0] = mont_mul_c(sub_mod(x[0], x[1], q), static_cast<i32>(c), m);
   if constexpr (kOp == EwOp::kTensor) {
-    y[0] = mulm(x[0], x[2], m);
-    y[2] = mulm(x[1], x[3], m);
+    // c = s 2^64 mod q (s = 1: 2^64 mod q): the second reduction undoes the 2^-32 of the first
+    // and multiplies by the limb's scale s (tensor_scaled) at no extra cost.
+    const i32 r = static_cast<i32>(c);
+    y[0] = canon(smr_mul(smr_mul(static_cast<i32>(x[0]), static_cast<i32>(x[2]), m), r, m), q);
+    y[2] = canon(smr_mul(smr_mul(static_cast<i32>(x[1]), static_cast<i32>(x[3]), m), r, m), q);
     // Sum the two 2^-32-scaled products first, then undo the 2^-32 once (3 reductions, not 4).
     const u32 u = add_mod(mont_mul_c(x[0], static_cast<i32>(x[3]), m),
                           mont_mul_c(x[1], static_cast<i32>(x[2]), m), q);
-    y[1] = mont_mul_c(u, static_cast<i32>(m.r2_mod), m);
+    y[1] = mont_mul_c(u, r, m);
   }
 }
 
