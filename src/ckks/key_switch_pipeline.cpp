@@ -19,6 +19,20 @@
 
 namespace theo {
 
+namespace {
+
+// KeyMult's Q_l part or P part: its limbs in the digits / outputs (over Q_l u P) and where they
+// start in the Q_max u P key.
+struct PartLimbs {
+  u32 start, count, key_start;
+};
+PartLimbs part_limbs(const Context& ctx, const LevelData& lv, bool p_part) {
+  return p_part ? PartLimbs{lv.limbs, ctx.alpha(), ctx.q_max_limbs()}
+                : PartLimbs{0, lv.limbs, lv.first_id};
+}
+
+}  // namespace
+
 void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
                                 const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part,
                                 u32 galois, ConstPolyRef add_q0, ConstPolyRef a0, ConstPolyRef a1,
@@ -32,10 +46,7 @@ void KeySwitcher::key_mult_part(std::span<const ConstPolyRef> digits, u32 level,
     throw ParameterError("KeySwitcher::key_mult: digit count does not match level " +
                          std::to_string(level));
   }
-  // The part's limbs in the digits / outputs (over Q_l u P) and in the Q_max u P key.
-  const u32 start = p_part ? lv.limbs : 0;
-  const u32 count = p_part ? ctx_->alpha() : lv.limbs;
-  const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+  const auto [start, count, key_start] = part_limbs(*ctx_, lv, p_part);
   std::vector<ConstPolyRef> d, kb, ka;
   for (std::size_t k = 0; k < digits.size(); ++k) {
     const u32 chunk = lv.digits[k].chunk;
@@ -85,9 +96,7 @@ void KeySwitcher::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>>
   }
   // The Q_l limbs, then the P limbs, as key_mult_part; the key's chunks are the shared terms.
   for (const bool p_part : {false, true}) {
-    const u32 start = p_part ? lv.limbs : 0;
-    const u32 count = p_part ? ctx_->alpha() : lv.limbs;
-    const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+    const auto [start, count, key_start] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
     for (std::size_t k = 0; k < lv.digits.size(); ++k) {
@@ -142,9 +151,7 @@ void KeySwitcher::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 l
   }
   // The Q_l limbs (with add_q0), then the P limbs, as key_mult_part.
   for (const bool p_part : {false, true}) {
-    const u32 start = p_part ? lv.limbs : 0;
-    const u32 count = p_part ? ctx_->alpha() : lv.limbs;
-    const u32 key_start = p_part ? ctx_->q_max_limbs() : lv.first_id;
+    const auto [start, count, key_start] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
     for (std::size_t k = 0; k < digits.size(); ++k)
