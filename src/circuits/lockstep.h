@@ -39,7 +39,6 @@ class LockstepOps {
         ka.push_back(ev_.multiply_integer(c, k));
     }
     const Batch& left = k != 1 ? ka : a;
-    if (left.size() == 1) return one(ev_.multiply_relin_rescale(left[0], b[0], rlk_));
     const auto pa = pointers_of(left), pb = pointers_of(b);
     return multiply_relin_rescale_batch(ev_, pa, pb, rlk_, static_cast<u32>(left.size()));
   }
