@@ -39,6 +39,31 @@ std::map<u32, std::vector<std::size_t>> by_level(const std::vector<u32>& levels)
   return groups;
 }
 
+// The polys of cts[j] for j in group, in order.
+std::vector<ConstPolyRef> group_refs(std::span<const Ciphertext* const> cts,
+                                     const std::vector<std::size_t>& group) {
+  std::vector<ConstPolyRef> refs;
+  for (const std::size_t j : group)
+    for (const RnsPoly& p : cts[j]->polys())
+      refs.push_back(p.cref());
+  return refs;
+}
+
+// Hands polys (group_refs' order) back out: out[j] holds cts[j]'s share at `level`, at scale
+// scale_of(*cts[j]).
+template <typename ScaleOf>
+void regroup(const Context& ctx, std::span<const Ciphertext* const> cts,
+             const std::vector<std::size_t>& group, std::vector<RnsPoly>& polys, u32 level,
+             ScaleOf scale_of, std::vector<Ciphertext>& out) {
+  std::size_t next = 0;
+  for (const std::size_t j : group) {
+    std::vector<RnsPoly> mine;
+    for (std::size_t k = 0; k < cts[j]->size(); ++k)
+      mine.push_back(std::move(polys[next++]));
+    out[j] = Ciphertext(ctx.id(), level, scale_of(*cts[j]), cts[j]->slots(), std::move(mine));
+  }
+}
+
 std::vector<u32> levels_of(const std::vector<Ciphertext>& cts) {
   std::vector<u32> l;
   for (const Ciphertext& c : cts)
@@ -166,21 +191,13 @@ std::vector<Ciphertext> rescale_batch(const Evaluator& ev, std::span<const Ciphe
     levels.push_back(cts[i]->level());
   }
   std::vector<Ciphertext> out(cts.size());
+  // Rescaling does not depend on the scale: one pass per level, each ciphertext keeps its own.
   for (const auto& [level, idx] : by_level(levels)) {
-    std::vector<ConstPolyRef> refs;
-    for (const std::size_t i : idx)
-      for (const RnsPoly& p : cts[i]->polys())
-        refs.push_back(p.cref());
-    std::vector<RnsPoly> polys = detail::rescale_polys(ctx, refs, level);
-    std::size_t next = 0;
-    for (const std::size_t i : idx) {
-      const Ciphertext& c = *cts[i];
-      std::vector<RnsPoly> mine;
-      for (std::size_t k = 0; k < c.size(); ++k)
-        mine.push_back(std::move(polys[next++]));
-      out[i] = Ciphertext(ctx.id(), level - 1, c.scale() / ctx.level(level).rescale_ratio,
-                          c.slots(), std::move(mine));
-    }
+    std::vector<RnsPoly> polys = detail::rescale_polys(ctx, group_refs(cts, idx), level);
+    const long double ratio = ctx.level(level).rescale_ratio;
+    regroup(
+        ctx, cts, idx, polys, level - 1, [&](const Ciphertext& c) { return c.scale() / ratio; },
+        out);
   }
   return out;
 }
@@ -216,19 +233,10 @@ std::vector<Ciphertext> level_down_batch(const Evaluator& ev,
         out[j] = ev.clone(*cts[j]);
       continue;
     }
-    std::vector<ConstPolyRef> refs;
-    for (const std::size_t j : group)
-      for (const RnsPoly& p : cts[j]->polys())
-        refs.push_back(p.cref());
-    detail::Lowered low =
-        detail::level_down_polys(ctx, refs, cts[i]->level(), cts[i]->scale(), level, std::nullopt);
-    std::size_t next = 0;
-    for (const std::size_t j : group) {
-      std::vector<RnsPoly> mine;
-      for (std::size_t k = 0; k < cts[j]->size(); ++k)
-        mine.push_back(std::move(low.polys[next++]));
-      out[j] = Ciphertext(ctx.id(), level, low.scale, cts[j]->slots(), std::move(mine));
-    }
+    detail::Lowered low = detail::level_down_polys(ctx, group_refs(cts, group), cts[i]->level(),
+                                                   cts[i]->scale(), level, std::nullopt);
+    regroup(
+        ctx, cts, group, low.polys, level, [&](const Ciphertext&) { return low.scale; }, out);
   }
   return out;
 }
