@@ -20,7 +20,7 @@ using namespace theo;
 
 struct Variant {
   const char* name;
-  u32 blocked, threads;
+  u32 blocked, threads, tensor;
 };
 
 }  // namespace
@@ -92,8 +92,10 @@ int main(int argc, char** argv) {
       {"bconv bench 35->12", Basis::range(0, 35), aux_b, false, true},
       {"bconv bench 47->12", Basis::range(0, 47), aux_b, false, true},
   };
-  const std::vector<Variant> variants = {
-      {"tile", 0, 256}, {"blocked T=128", 1, 128}, {"blocked T=256", 1, 256}};
+  const std::vector<Variant> variants = {{"tile", 0, 256, 0},
+                                         {"blocked T=128", 1, 128, 0},
+                                         {"blocked T=256", 1, 256, 0},
+                                         {"tensor", 1, 256, 1}};
   std::printf("%-38s %-14s %9s %8s %s\n", "case", "kernel", "median_us", "GB/s", "same_words");
   for (const Case& c : cases) {
     RnsPoly x = random_poly(c.src), y = G.make_poly(c.dst);
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
       cuda::Tuning t;
       t.bconv.blocked = v.blocked;
       t.bconv.threads = v.threads;
+      t.bconv.tensor = v.tensor;
       cuda::set_tuning(G, t);
       const auto op = [&] {
         if (c.const_mult)

@@ -617,33 +617,38 @@ TEST(CudaBackend, BConv) {
 }
 
 // Every BConv kernel on every shape class: the tile kernel forced for all shapes (blocked = 0), the
-// small-source kernel with a row split that leaves a partial block, and the blocked kernel with
-// both block sizes. The shapes cover output counts below the 4 row groups and partial row chunks,
-// source counts that need folds (36, 60 sources of up to 31 bits) and that need none, and the
-// 25-bit primes of this ring, which take the blocked kernel's general final reduction.
+// small-source kernel with a row split that leaves a partial block, the blocked kernel with both
+// block sizes, and the tensor-core kernel (the default for up to 16 sources; output counts that
+// leave partial 16-row tiles, source counts 1..16 and so every flag-word position). The shapes
+// cover output counts below the 4 row groups and partial row chunks, source counts that need folds
+// (36, 60 sources of up to 31 bits) and that need none, and the 25-bit primes of this ring, which
+// take the blocked kernel's general final reduction.
 TEST(CudaBackend, BConvKernelVariants) {
   struct Case {
     u32 log_n, src, dst;
   };
   struct Variant {
-    u32 blocked, small_rows, threads;
+    u32 blocked, small_rows, threads, tensor;
   };
-  for (const Variant& v : {Variant{0, 0, 256}, Variant{0, 3, 256}, Variant{0, 16, 256},
-                           Variant{1, 0, 128}, Variant{1, 0, 256}}) {
+  for (const Variant& v : {Variant{0, 0, 256, 0}, Variant{0, 3, 256, 0}, Variant{0, 16, 256, 0},
+                           Variant{1, 0, 128, 0}, Variant{1, 0, 256, 0}, Variant{1, 0, 256, 1}}) {
     for (const Case& c : {Case{12, 1, 2}, Case{12, 5, 7}, Case{13, 12, 35}, Case{13, 14, 33},
-                          Case{14, 16, 9}, Case{12, 36, 13}, Case{12, 60, 3}, Case{14, 12, 48}}) {
+                          Case{14, 16, 9}, Case{12, 36, 13}, Case{12, 60, 3}, Case{14, 12, 48},
+                          Case{12, 3, 61}, Case{12, 8, 17}, Case{13, 11, 47}}) {
       Pair& p = backends(c.log_n);
       cuda::Tuning t;
       t.bconv.blocked = v.blocked;
       t.bconv.small_rows = v.small_rows;
       t.bconv.threads = v.threads;
+      t.bconv.tensor = v.tensor;
       cuda::set_tuning(*p.gpu, t);
       const Basis all = random_basis(c.src + c.dst);
       const Basis s = all.slice(0, c.src), d = all.slice(c.src, c.dst);
       Twin x(p, s), y(p, d);
       const std::string l = " src " + std::to_string(c.src) + " dst " + std::to_string(c.dst) +
                             " blocked " + std::to_string(v.blocked) + " rows " +
-                            std::to_string(v.small_rows) + " threads " + std::to_string(v.threads);
+                            std::to_string(v.small_rows) + " threads " + std::to_string(v.threads) +
+                            " tensor " + std::to_string(v.tensor);
       for (const bool exact : {false, true}) {
         const auto cplan = p.cpu->make_bconv(s, d, exact);
         const auto gplan = p.gpu->make_bconv(s, d, exact);
@@ -749,14 +754,16 @@ TEST(CudaBackend, BConvMatmulBatch) {
   struct Case {
     u32 log_n, jobs, src;
     bool exact, mixed;
-    u32 blocked;
+    u32 blocked, tensor;
   };
-  for (const Case& c : {Case{16, 7, 12, false, false, 1}, Case{16, 2, 12, true, false, 1},
-                        Case{13, 20, 5, false, false, 1}, Case{13, 3, 14, false, true, 1},
-                        Case{12, 4, 36, true, false, 1}, Case{12, 3, 12, false, false, 0}}) {
+  for (const Case& c : {Case{16, 7, 12, false, false, 1, 1}, Case{16, 2, 12, true, false, 1, 1},
+                        Case{13, 20, 5, false, false, 1, 1}, Case{13, 3, 14, false, true, 1, 1},
+                        Case{12, 4, 36, true, false, 1, 1}, Case{12, 3, 12, false, false, 0, 0},
+                        Case{16, 7, 12, false, false, 1, 0}, Case{13, 20, 5, true, false, 1, 0}}) {
     Pair& p = backends(c.log_n);
     cuda::Tuning t;
     t.bconv.blocked = c.blocked;
+    t.bconv.tensor = c.tensor;
     cuda::set_tuning(*p.gpu, t);
     const Basis s = random_basis(c.src);
     std::vector<Basis> dsts;
@@ -787,7 +794,7 @@ TEST(CudaBackend, BConvMatmulBatch) {
                        "bconv_matmul_batch job " + std::to_string(k) + " of " +
                            std::to_string(c.jobs) + " src " + std::to_string(c.src) +
                            (c.exact ? " exact" : "") + (c.mixed ? " mixed" : "") + " blocked " +
-                           std::to_string(c.blocked)));
+                           std::to_string(c.blocked) + " tensor " + std::to_string(c.tensor)));
     cuda::set_tuning(*p.gpu, cuda::Tuning{});
   }
   Pair& p = backends(12);

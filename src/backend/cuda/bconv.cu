@@ -5,7 +5,8 @@
 // small-source kernel adds or subtracts d_i 2^32. Either changes nothing mod d_i, the sum is exact,
 // so the words equal the CPU's.
 //
-// Kernels: the blocked kernel (default wherever n is a multiple of 128 and its tables fit 48 KB of
+// Kernels: the tensor-core kernel (bconv_tensor.cu) takes refined plans of up to 16 sources; for
+// the others the blocked kernel (wherever n is a multiple of 128 and its tables fit 48 KB of
 // shared memory) computes each coefficient's t_j once and gives every thread 4 coefficients x up
 // to 4 output rows; the tile kernel (the fallback, and BConvConfig::blocked = 0) gives a thread
 // one coefficient and kTile output limbs, the block's kTile x |S| slice of the matrix in shared
@@ -580,6 +581,10 @@ void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u
       dispatch_small<false>(b, cfg.small_rows, in, out, n, s);
     return;
   }
+  if (cfg.tensor && bconv_tensor_applies(b, n)) {
+    launch_bconv_tensor(b, in, out, n, const_mult, s);
+    return;
+  }
   if (cfg.blocked && launch_blocked(b, cfg.threads, in, out, n, const_mult, s)) return;
   const u32 threads = std::clamp(cfg.threads, 32u, 1024u);
   // dst_tile 0 = auto (H200 sweep, N = 2^16: 16 wins from 32 outputs up, 8 below).
@@ -595,6 +600,13 @@ void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u
 void launch_bconv_matmul_batch(std::span<const BConvDevice> bs, std::span<const u32* const> ins,
                                std::span<u32* const> outs, const BConvConfig& cfg, u32 n,
                                cudaStream_t s) {
+  bool tensor = bs.size() > 1 && cfg.tensor && cfg.small_rows == 0;
+  for (const BConvDevice& b : bs)
+    tensor = tensor && b.exact == bs[0].exact && bconv_tensor_applies(b, n);
+  if (tensor) {
+    launch_bconv_tensor_batch(bs, ins, outs, n, s);
+    return;
+  }
   // Where the batch kernel does not apply (one conversion, the tile or small-source kernels
   // chosen, mixed exactness, tables too large), the conversions run one by one.
   bool batch = bs.size() > 1 && cfg.blocked && cfg.small_rows == 0;

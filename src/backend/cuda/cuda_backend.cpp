@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/bconv_tensor_table.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
@@ -84,10 +85,11 @@ class CudaBConvPlan final : public BConvPlan {
         src_mod_.get(), dst_mod_.get(), hat_.get(), mat_.get(), nullptr, nullptr, ns, nd, false};
     // Unrefined: fold after every 4-term step, as before the table analysis.
     dev_args_.fold_steps = refined ? bconv_fold_steps(sm, mat, nd) : 1;
+    std::vector<i32> qd;
     if (t.exact) {
       if (t.src_inv.size() != ns || t.q_mod_dst.size() != nd)
         throw ParameterError("make_bconv: exact table without src_inv / q_mod_dst");
-      std::vector<i32> qd(nd);
+      qd.resize(nd);
       for (u32 i = 0; i < nd; ++i)
         qd[i] = center(to_mont(t.q_mod_dst[i], dm[i]), dm[i].q);
       src_inv_ = DeviceArray<double>(dev, ns);
@@ -98,6 +100,20 @@ class CudaBConvPlan final : public BConvPlan {
       dev_args_.q_mod_dst = q_mod_dst_.get();
       dev_args_.exact = true;
     }
+    // The tensor-core kernel's byte-split table is the refined table for small source bases: it
+    // bounds every sum below 2^46 with no reduction between terms.
+    if (refined && ns <= kBConvTensorMaxSrc) {
+      const BConvTensorTable tc = make_bconv_tensor_table(sm, dm, mat, qd);
+      if (tc.r0 > 0) {
+        tc_frags_ = DeviceArray<u32>(dev, tc.frags.size());
+        tc_rows_ = DeviceArray<i32>(dev, tc.rows.size());
+        tc_frags_.upload(tc.frags.data());
+        tc_rows_.upload(tc.rows.data());
+        dev_args_.tc_frags = tc_frags_.get();
+        dev_args_.tc_rows = tc_rows_.get();
+        dev_args_.tc_r0 = tc.r0;
+      }
+    }
   }
   const BConvDevice& device_args() const { return dev_args_; }
 
@@ -107,6 +123,8 @@ class CudaBConvPlan final : public BConvPlan {
   DeviceArray<i32> mat_;
   DeviceArray<double> src_inv_;
   DeviceArray<i32> q_mod_dst_;
+  DeviceArray<u32> tc_frags_;
+  DeviceArray<i32> tc_rows_;
   BConvDevice dev_args_;
 };
 

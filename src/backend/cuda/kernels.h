@@ -236,6 +236,11 @@ struct BConvDevice {
   // Blocked kernel: fold the 64-bit accumulators every fold_steps 4-term steps; 0 = never (the
   // plan bounded sum_j max|t_j| |M_ij| below 2^63 for every row, so no sum can overflow).
   u32 fold_steps = 1;
+  // Tensor-core kernel (bconv_tensor_table.h): the byte-split A fragments and per-row constants,
+  // and r0 = ceil(src / 4); r0 = 0: no such table (unrefined plan or more than 16 sources).
+  const u32* tc_frags = nullptr;
+  const i32* tc_rows = nullptr;
+  u32 tc_r0 = 0;
 };
 // Conversions per launch of launch_bconv_matmul_batch (larger batches take several launches).
 inline constexpr u32 kMaxBConvBatch = 16;
@@ -255,6 +260,9 @@ struct BConvConfig {
   // blocked / tile kernels: on the H200 the small kernel measured no faster than the tile kernel
   // for 12 -> 48 and ~20% slower on ModUp shapes (instruction-bound: ~180 per output word).
   u32 small_rows = 0;
+  // 1 (default): conversions whose plan has a tensor-core table (refined plans, up to 16 sources;
+  // n a multiple of 128) take the tensor-core kernel; 0: the kernels above.
+  u32 tensor = 1;
 };
 // const_mult: input is x (full BConv); otherwise input already holds [x_j (Q/s_j)^-1]_{s_j}.
 void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u32* out, u32 n,
@@ -264,6 +272,14 @@ void launch_bconv(const BConvDevice& b, const BConvConfig& cfg, const u32* in, u
 void launch_bconv_matmul_batch(std::span<const BConvDevice> bs, std::span<const u32* const> ins,
                                std::span<u32* const> outs, const BConvConfig& cfg, u32 n,
                                cudaStream_t s);
+
+// The tensor-core kernel (bconv_tensor.cu): whether it takes b at this n, one conversion, and a
+// batch of conversions that all take it and share their exactness.
+bool bconv_tensor_applies(const BConvDevice& b, u32 n);
+void launch_bconv_tensor(const BConvDevice& b, const u32* in, u32* out, u32 n, bool const_mult,
+                         cudaStream_t s);
+void launch_bconv_tensor_batch(std::span<const BConvDevice> bs, std::span<const u32* const> ins,
+                               std::span<u32* const> outs, u32 n, cudaStream_t s);
 
 // ---- sampling -----------------------------------------------------------------------------------
 // out (limbs of `basis`, n words each) = the seed expansion of Backend::sample_uniform
