@@ -35,6 +35,19 @@ __device__ __forceinline__ void mma_u8(i32 (&d)[4], const uint4& a, u32 b0, u32 
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
+// a * b + c, 64-bit c, as one wide multiply-add (the C++ forms compile to a product and a 64-bit
+// add with carry).
+__device__ __forceinline__ u64 mad_wide_u32(u32 a, u32 b, u64 c) {
+  u64 d;
+  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+  return d;
+}
+__device__ __forceinline__ i64 mad_wide_s32(i32 a, i32 b, i64 c) {
+  i64 d;
+  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+  return d;
+}
+
 __host__ __device__ inline u32 tc_kblocks(const BConvDevice& b) {
   return (b.tc_r0 + 2) / 2;
 }
@@ -149,20 +162,24 @@ __device__ __forceinline__ void tc_block(const BConvDevice& b, const u32* in, u3
       if (row >= dst) continue;
       const int4 rc = srows[row];
       const u32 q = static_cast<u32>(rc.x);
+      u32* const orow = out + static_cast<std::size_t>(row) * n + n0 + 2 * c;
 #pragma unroll
       for (u32 t = 0; t < kTcTiles; ++t) {
         u32 o[2];
 #pragma unroll
         for (u32 e = 0; e < 2; ++e) {
           const u32 i = 2 * h + e;
+          // P_0 + 2^8 P_1 and P_2 + 2^8 P_3 fit 32 bits (P_b < 2^23); one wide multiply-add joins
+          // them.
           const u32 lo = static_cast<u32>(acc[0][t][i]) + (static_cast<u32>(acc[1][t][i]) << 8);
-          i64 s = static_cast<i64>(lo) + (static_cast<i64>(acc[2][t][i]) << 16) +
-                  (static_cast<i64>(acc[3][t][i]) << 24);
-          if constexpr (kExact) s -= static_cast<i64>(wv[8 * t + e]) * rc.z;
-          o[e] = canon(smr(s, q, rc.y), q);
+          const u32 hi = static_cast<u32>(acc[2][t][i]) + (static_cast<u32>(acc[3][t][i]) << 8);
+          i64 sum = static_cast<i64>(mad_wide_u32(hi, 1u << 16, lo));
+          if constexpr (kExact) sum = mad_wide_s32(-wv[8 * t + e], rc.z, sum);
+          const i32 z = static_cast<i32>(static_cast<u32>(sum) * static_cast<u32>(rc.y));
+          const u32 y = static_cast<u32>(static_cast<i32>(sum >> 32) - __mulhi(z, rc.x));
+          o[e] = min(y, y + q);  // (-q, q) -> [0, q): a negative y wraps above 2^31 > y + q
         }
-        *reinterpret_cast<uint2*>(out + static_cast<std::size_t>(row) * n + n0 + 8 * t + 2 * c) =
-            make_uint2(o[0], o[1]);
+        *reinterpret_cast<uint2*>(orow + 8 * t) = make_uint2(o[0], o[1]);
       }
     }
   }
