@@ -8,7 +8,7 @@
 // A warp takes 2 x 8 consecutive columns (two mma n-tiles), a block 8 warps = 128 columns and
 // every output row. Lane (g, c) = (lane / 4, lane % 4) loads x_{c + 4r} of columns g and 8 + g:
 // those are its B words (the mma's k order was built around this), so no shuffles. The exact-mode
-// v (a double sum in j order, as the contract fixes) takes one thread per column.
+// v (a double sum in j order, as the contract fixes) takes one lane per column.
 
 #include <algorithm>
 
@@ -56,8 +56,7 @@ __host__ __device__ inline u32 tc_mtiles(const BConvDevice& b) {
 }
 std::size_t tc_smem(const BConvDevice& b) {
   const std::size_t frags = std::size_t{tc_mtiles(b)} * 4 * tc_kblocks(b) * 32;
-  return frags * sizeof(uint4) + std::size_t{16} * tc_mtiles(b) * sizeof(int4) +
-         (b.exact ? kTcCols * sizeof(i32) : 0);
+  return frags * sizeof(uint4) + std::size_t{16} * tc_mtiles(b) * sizeof(int4);
 }
 
 template <bool kConstMult, bool kExact>
@@ -79,34 +78,6 @@ __device__ __forceinline__ void tc_block(const BConvDevice& b, const u32* in, u3
       const u32 j = c + 4 * r;
       x[t][r] = j < src ? in[static_cast<std::size_t>(j) * n + n0 + 8 * t + g] : 0u;
     }
-  // Exact mode: v of column i of the block, by thread i alone (the contract's double sum runs in
-  // j order, so a column's sum cannot be split; a lane's four B words are spread over four lanes).
-  i32* const sv = reinterpret_cast<i32*>(srows + 16 * mts);
-  if constexpr (kExact) {
-    if (threadIdx.x < kTcCols) {
-      const std::size_t col = static_cast<std::size_t>(blockIdx.x) * kTcCols + threadIdx.x;
-      double dacc = 0.0;
-      constexpr u32 kLoads = 8;  // loads in flight per step (16 would cost the block a spill)
-#pragma unroll
-      for (u32 j0 = 0; j0 < kBConvTensorMaxSrc; j0 += kLoads) {
-        u32 xs[kLoads];
-#pragma unroll
-        for (u32 jj = 0; jj < kLoads; ++jj)
-          xs[jj] = j0 + jj < src ? in[(j0 + jj) * n + col] : 0u;
-#pragma unroll
-        for (u32 jj = 0; jj < kLoads; ++jj) {
-          const u32 j = j0 + jj;
-          if (j < src) {
-            const Modulus mj = b.src_mod[j];
-            u32 xv = xs[jj];
-            if constexpr (kConstMult) xv = mont_mul_c(xv, static_cast<i32>(b.src_hat_inv[j]), mj);
-            dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(center(xv, mj.q)), b.src_inv[j]));
-          }
-        }
-      }
-      sv[threadIdx.x] = static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));
-    }
-  }
   const uint4* gfrag = reinterpret_cast<const uint4*>(b.tc_frags);
   for (u32 e = threadIdx.x; e < nfrag; e += blockDim.x)
     stc[e] = gfrag[e];
@@ -141,7 +112,42 @@ __device__ __forceinline__ void tc_block(const BConvDevice& b, const u32* in, u3
     for (u32 r = 0; r < 2 * kTcMaxKBlocks; ++r)
       bw[t][r] = (r < 4 ? x[t][r & 3] : 0u) | (r == r0 ? flags : 0u);
   }
-  const i32* const wv = sv + (threadIdx.x >> 5) * kTcWarpCols + 2 * c;
+  // Exact mode: v of the warp's column n0 + lane by lane < 16 alone (the contract's double sum runs
+  // in j order, so a column's sum cannot be split over the four lanes holding its words), then
+  // handed to the lanes whose outputs need it. No block barrier waits on it.
+  i32 wv[kTcTiles][2] = {};
+  if constexpr (kExact) {
+    i32 v = 0;
+    if (lane < kTcWarpCols) {
+      const std::size_t col = n0 + lane;
+      double dacc = 0.0;
+      constexpr u32 kLoads = 8;  // loads in flight per step
+#pragma unroll
+      for (u32 j0 = 0; j0 < kBConvTensorMaxSrc; j0 += kLoads) {
+        u32 xs[kLoads];
+#pragma unroll
+        for (u32 jj = 0; jj < kLoads; ++jj)
+          xs[jj] = j0 + jj < src ? in[(j0 + jj) * n + col] : 0u;
+#pragma unroll
+        for (u32 jj = 0; jj < kLoads; ++jj) {
+          const u32 j = j0 + jj;
+          if (j < src) {
+            const Modulus mj = b.src_mod[j];
+            u32 xv = xs[jj];
+            if constexpr (kConstMult) xv = mont_mul_c(xv, static_cast<i32>(b.src_hat_inv[j]), mj);
+            dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(center(xv, mj.q)), b.src_inv[j]));
+          }
+        }
+      }
+      // Negated: the epilogue subtracts v Q with one multiply-add.
+      v = -static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));
+    }
+#pragma unroll
+    for (u32 t = 0; t < kTcTiles; ++t)
+#pragma unroll
+      for (u32 e = 0; e < 2; ++e)
+        wv[t][e] = __shfl_sync(0xffffffffu, v, 8 * t + 2 * c + e);
+  }
 
   for (u32 m = 0; m < mts; ++m) {
     i32 acc[4][kTcTiles][4] = {};
@@ -174,7 +180,7 @@ __device__ __forceinline__ void tc_block(const BConvDevice& b, const u32* in, u3
           const u32 lo = static_cast<u32>(acc[0][t][i]) + (static_cast<u32>(acc[1][t][i]) << 8);
           const u32 hi = static_cast<u32>(acc[2][t][i]) + (static_cast<u32>(acc[3][t][i]) << 8);
           i64 sum = static_cast<i64>(mad_wide_u32(hi, 1u << 16, lo));
-          if constexpr (kExact) sum = mad_wide_s32(-wv[8 * t + e], rc.z, sum);
+          if constexpr (kExact) sum = mad_wide_s32(wv[t][e], rc.z, sum);
           const i32 z = static_cast<i32>(static_cast<u32>(sum) * static_cast<u32>(rc.y));
           const u32 y = static_cast<u32>(static_cast<i32>(sum >> 32) - __mulhi(z, rc.x));
           o[e] = min(y, y + q);  // (-q, q) -> [0, q): a negative y wraps above 2^31 > y + q
