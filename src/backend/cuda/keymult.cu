@@ -39,8 +39,9 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
   }
   // Sums of 2^-32-scaled products; one Montgomery correction (x 2^64 mod q) at the end.
   u32 s0[W] = {}, s1[W] = {};
-  for (u32 k = 0; k < terms; ++k) {
-    u32 x[W], b[W], a[W];
+  // The next digit's words are loaded before this digit's products (DRAM-bound on the keys: two
+  // digits' loads in flight per thread).
+  const auto load_digit = [&](u32 k, u32(&x)[W], u32(&b)[W], u32(&a)[W]) {
     if (galois != 0) {
 #pragma unroll
       for (int w = 0; w < W; ++w)
@@ -50,6 +51,15 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
     }
     load_words<W>(kb.p[k] + off, b);
     load_words<W>(ka.p[k] + off, a);
+  };
+  u32 xn[W] = {}, bn[W] = {}, an[W] = {};
+  if (terms > 0) load_digit(0, xn, bn, an);
+  for (u32 k = 0; k < terms; ++k) {
+    u32 x[W], b[W], a[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      x[w] = xn[w], b[w] = bn[w], a[w] = an[w];
+    if (k + 1 < terms) load_digit(k + 1, xn, bn, an);
 #pragma unroll
     for (int w = 0; w < W; ++w) {
       s0[w] = add_mod(s0[w], mont_mul_c(x[w], static_cast<i32>(b[w]), m), m.q);
@@ -122,10 +132,21 @@ __global__ void __launch_bounds__(256)
       for (int w = 0; w < W; ++w)
         at[w] = automorphism_src_index(o + w, a.g[r], log_n) - d0;
       u32 s0[W] = {}, s1[W] = {};
+      // The next digit's key words are loaded before this digit's products.
+      u32 bn[W] = {}, cn[W] = {};
+      if (a.digits > 0) {
+        load_words<W>(a.kb[r][0] + base + o, bn);
+        load_words<W>(a.ka[r][0] + base + o, cn);
+      }
       for (u32 k = 0; k < a.digits; ++k) {
         u32 b[W], c[W];
-        load_words<W>(a.kb[r][k] + base + o, b);
-        load_words<W>(a.ka[r][k] + base + o, c);
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+          b[w] = bn[w], c[w] = cn[w];
+        if (k + 1 < a.digits) {
+          load_words<W>(a.kb[r][k + 1] + base + o, bn);
+          load_words<W>(a.ka[r][k + 1] + base + o, cn);
+        }
         const u32* dk = sd + k * B;
 #pragma unroll
         for (int w = 0; w < W; ++w) {
@@ -160,10 +181,21 @@ __global__ void __launch_bounds__(256)
   const Modulus m = mods[basis.ids[limb]];
   const std::size_t off = static_cast<std::size_t>(limb) * n + idx;
   u32 s0[kMaxSums][W] = {}, s1[kMaxSums][W] = {};
+  // The next term's key words are loaded before this term's products.
+  u32 bn[W] = {}, cn[W] = {};
+  if (a.terms > 0) {
+    load_words<W>(a.b[0] + off, bn);
+    load_words<W>(a.a[0] + off, cn);
+  }
   for (u32 k = 0; k < a.terms; ++k) {
     u32 b[W], c[W];
-    load_words<W>(a.b[k] + off, b);
-    load_words<W>(a.a[k] + off, c);
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      b[w] = bn[w], c[w] = cn[w];
+    if (k + 1 < a.terms) {
+      load_words<W>(a.b[k + 1] + off, bn);
+      load_words<W>(a.a[k + 1] + off, cn);
+    }
 #pragma unroll
     for (u32 g = 0; g < kMaxSums; ++g) {
       if (g >= a.sums || a.d[g][k] == nullptr) continue;
