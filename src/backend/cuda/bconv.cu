@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "backend/cuda/arith.cuh"
+#include "backend/cuda/bconv_source.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/launch.cuh"
@@ -406,30 +407,10 @@ __device__ __forceinline__ void blocked_block(const BConvDevice& b, const u32* i
   }
 
   // Phase 1: coefficient c of this thread, every source in j order (the exact-mode double sum's
-  // order), up to 16 input loads in flight (one DRAM round trip for a 12-limb digit).
+  // order), eight input loads in flight per step.
   const std::size_t c = static_cast<std::size_t>(blockIdx.x) * T + i;
-  double dacc = 0.0;
-  constexpr u32 kLoads = 8;
-  for (u32 j0 = 0; j0 < src; j0 += kLoads) {
-    u32 x[kLoads];
-#pragma unroll
-    for (u32 jj = 0; jj < kLoads; ++jj)
-      x[jj] = j0 + jj < src ? in[static_cast<std::size_t>(j0 + jj) * n + c] : 0u;
-#pragma unroll
-    for (u32 jj = 0; jj < kLoads; ++jj) {
-      const u32 j = j0 + jj;
-      if (j < src) {
-        const Modulus sm = b.src_mod[j];
-        u32 xv = x[jj];
-        if constexpr (kConstMult) xv = mont_mul_c(xv, static_cast<i32>(b.src_hat_inv[j]), sm);
-        const i32 t = center(xv, sm.q);
-        st[j * T + i] = t;
-        // Same order and rounding as the contract (no fma): see bconv_kernel.
-        if constexpr (kExact)
-          dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(t), b.src_inv[j]));
-      }
-    }
-  }
+  const double dacc =
+      bconv_source_terms<kConstMult, kExact>(b, in, n, c, [&](u32 j, i32 t) { st[j * T + i] = t; });
   for (u32 j = src; j < src4; ++j)
     st[j * T + i] = 0;
   if constexpr (kExact) sv[i] = static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));

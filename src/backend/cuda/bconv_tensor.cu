@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "backend/cuda/arith.cuh"
+#include "backend/cuda/bconv_source.cuh"
 #include "backend/cuda/bconv_tensor_table.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
@@ -119,26 +120,8 @@ __device__ __forceinline__ void tc_block(const BConvDevice& b, const u32* in, u3
   if constexpr (kExact) {
     i32 v = 0;
     if (lane < kTcWarpCols) {
-      const std::size_t col = n0 + lane;
-      double dacc = 0.0;
-      constexpr u32 kLoads = 8;  // loads in flight per step
-#pragma unroll
-      for (u32 j0 = 0; j0 < kBConvTensorMaxSrc; j0 += kLoads) {
-        u32 xs[kLoads];
-#pragma unroll
-        for (u32 jj = 0; jj < kLoads; ++jj)
-          xs[jj] = j0 + jj < src ? in[(j0 + jj) * n + col] : 0u;
-#pragma unroll
-        for (u32 jj = 0; jj < kLoads; ++jj) {
-          const u32 j = j0 + jj;
-          if (j < src) {
-            const Modulus mj = b.src_mod[j];
-            u32 xv = xs[jj];
-            if constexpr (kConstMult) xv = mont_mul_c(xv, static_cast<i32>(b.src_hat_inv[j]), mj);
-            dacc = __dadd_rn(dacc, __dmul_rn(static_cast<double>(center(xv, mj.q)), b.src_inv[j]));
-          }
-        }
-      }
+      const double dacc = bconv_source_terms<kConstMult, true, kBConvTensorMaxSrc>(
+          b, in, n, n0 + lane, [](u32, i32) {});
       // Negated: the epilogue subtracts v Q with one multiply-add.
       v = -static_cast<i32>(floor(__dadd_rn(dacc, 0.5)));
     }
