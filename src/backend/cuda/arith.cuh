@@ -29,6 +29,20 @@ __device__ __forceinline__ u32 mul_mod_c(u32 a, u32 b, const Modulus& m) {
   return canon(smr_mul(t, static_cast<i32>(m.r2_mod), m), m.q);
 }
 
+// a * b + c with 32-bit a, b and 64-bit c as one wide multiply-add (PTX mad.wide): the C++ forms
+// compile to 64 x 64 multiplies (sign extension) or to a product and a 64-bit add with carry.
+// ptxas may still split a chain of them into products summed by IADD3 pairs.
+__device__ __forceinline__ i64 mad_wide_s32(i32 a, i32 b, i64 c) {
+  i64 d;
+  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+  return d;
+}
+__device__ __forceinline__ u64 mad_wide_u32(u32 a, u32 b, u64 c) {
+  u64 d;
+  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+  return d;
+}
+
 template <int W>
 __device__ __forceinline__ void load_words(const u32* p, u32 (&v)[W]) {
   if constexpr (W == 4) {

@@ -23,16 +23,6 @@
 namespace theo::cuda {
 namespace {
 
-// a * b + c with a, b signed 32-bit and c 64-bit (PTX mad.wide.s32). Written in PTX because the
-// C++ form (i64(a) * b + c) compiled to a 64 x 64 multiply in fold_hi (sign extension,
-// IMAD.WIDE.U32 and two IMADs). ptxas may still turn a chain of them into IMAD.WIDE products summed
-// by IADD3 pairs (it did in the blocked kernel's MAC loop).
-__device__ __forceinline__ i64 mad_wide(i32 a, i32 b, i64 c) {
-  i64 d;
-  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
-  return d;
-}
-
 __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
   if (acc >= bound) return acc - 2 * bound;
   if (acc < -bound) return acc + 2 * bound;
@@ -44,7 +34,7 @@ __device__ __forceinline__ i64 fold(i64 acc, i64 bound) {
 // replaces the two 64-bit compares and selects of fold(): four more products (each below 2^60)
 // then stay below 2^63.
 __device__ __forceinline__ i64 fold_hi(i64 acc, i32 r) {
-  return mad_wide(static_cast<i32>(acc >> 32), r, static_cast<i64>(static_cast<u32>(acc)));
+  return mad_wide_s32(static_cast<i32>(acc >> 32), r, static_cast<i64>(static_cast<u32>(acc)));
 }
 
 // acc * 2^-32 mod d, canonical, for |acc| < 2^62 (a folded accumulator): the Montgomery step on
@@ -306,7 +296,7 @@ constexpr u32 kBigQ = (1u << 28) + (1u << 7);  // one bit of margin over 2^28 + 
 template <bool kExact, bool kBig>
 __device__ __forceinline__ u32 reduce_out(i64 acc, const int4& c, i32 v) {
   i64 a = fold_hi(acc, c.z);
-  if constexpr (kExact) a = mad_wide(-v, c.w, a);
+  if constexpr (kExact) a = mad_wide_s32(-v, c.w, a);
   const u32 q = static_cast<u32>(c.x);
   if constexpr (kBig) {
     a = fold_hi(a, c.z);
@@ -346,10 +336,10 @@ __device__ __forceinline__ void blocked_chunk(const i32* st, const i32* smat, co
       const int4 m = *reinterpret_cast<const int4*>(smat + (r0 + r) * src4 + j0);
 #pragma unroll
       for (int c = 0; c < kC; ++c)
-        acc[r][c] =
-            mad_wide(t[3].v[c], m.w,
-                     mad_wide(t[2].v[c], m.z,
-                              mad_wide(t[1].v[c], m.y, mad_wide(t[0].v[c], m.x, acc[r][c]))));
+        acc[r][c] = mad_wide_s32(
+            t[3].v[c], m.w,
+            mad_wide_s32(t[2].v[c], m.z,
+                         mad_wide_s32(t[1].v[c], m.y, mad_wide_s32(t[0].v[c], m.x, acc[r][c]))));
     }
     if constexpr (kFold) {
       if (++since == fold_steps) {

@@ -36,19 +36,6 @@ __device__ __forceinline__ void mma_u8(i32 (&d)[4], const uint4& a, u32 b0, u32 
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
-// a * b + c, 64-bit c, as one wide multiply-add (the C++ forms compile to a product and a 64-bit
-// add with carry).
-__device__ __forceinline__ u64 mad_wide_u32(u32 a, u32 b, u64 c) {
-  u64 d;
-  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
-  return d;
-}
-__device__ __forceinline__ i64 mad_wide_s32(i32 a, i32 b, i64 c) {
-  i64 d;
-  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
-  return d;
-}
-
 __host__ __device__ inline u32 tc_kblocks(const BConvDevice& b) {
   return (b.tc_r0 + 2) / 2;
 }
