@@ -4,7 +4,11 @@
 
 #include "timing.h"
 
+#include <cstdlib>
+
 #if defined(THEO_HAVE_CUDA)
+#include <cuda_profiler_api.h>
+
 #include "backend/cuda/cuda_backend.h"
 #endif
 
@@ -37,6 +41,23 @@ void set_launch_overlap(Backend& backend, bool on) {
 #endif
   (void)backend;
   (void)on;
+}
+
+void profile_once(Backend& backend, const std::function<void()>& op) {
+  const char* env = std::getenv("THEO_PROFILE_RANGE");
+  if (env == nullptr || env[0] == '\0' || env[0] == '0') return;
+  backend.synchronize();
+#if defined(THEO_HAVE_CUDA)
+  if (backend.kind() == BackendKind::kCuda) {
+    cudaProfilerStart();
+    op();
+    backend.synchronize();
+    cudaProfilerStop();
+    return;
+  }
+#endif
+  op();
+  backend.synchronize();
 }
 
 std::unique_ptr<DeviceTimer> make_device_timer(Backend& backend) {

@@ -41,6 +41,11 @@ struct Timing {
   unsigned timeouts = 0;  // device timings whose stream hold gave up (see DeviceTimer)
 };
 
+// With THEO_PROFILE_RANGE=1 in the environment: runs `op` once more between cudaProfilerStart
+// and cudaProfilerStop (CUDA backend), so `ncu --profile-from-start off` profiles exactly the
+// kernels of one op (time_op calls it after its timed runs). Otherwise nothing.
+void profile_once(Backend& backend, const std::function<void()>& op);
+
 // Runs `op` warmup times untimed, then reps times timed by the host clock and, if the backend has
 // a device clock, reps times more timed by it.
 Timing time_op(Backend& backend, const std::function<void()>& op, unsigned warmup, unsigned reps);

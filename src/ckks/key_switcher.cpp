@@ -1,5 +1,6 @@
 #include "theo/ckks/key_switcher.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -74,30 +75,38 @@ std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> input
     }
     be.intt(coeff_refs, lv.mod_up_intt_consts);
   }
-  std::vector<PolyRef> converted;  // every non-digit slice, NTT'd together at the end
-  std::vector<BConvJob> jobs;      // every digit's conversions, issued together
-  for (std::size_t k = 0; k < lv.digits.size(); ++k) {
-    const DigitPlan& d = lv.digits[k];
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      RnsPoly& out = result[i].digits[k];
-      const ConstPolyRef digit = coeffs[i].slice(d.start, d.count);
-      if (d.to_before) {
-        const PolyRef before = out.slice(0, d.start);
-        jobs.push_back({d.to_before.get(), digit, before});
-        converted.push_back(before);
+  // The digits' BConv -> NTT sequences in groups whose working set (the shared INTT'd inputs
+  // and the group's outputs over Q_l u P) fits the cache: all digits at once when they fit
+  // (and on a backend without a cache), else as few groups of equal size as fit.
+  const std::size_t groups = mod_up_digit_groups(level, inputs.size());
+  const std::size_t beta = lv.digits.size();
+  const std::size_t per_group = (beta + groups - 1) / groups;
+  for (std::size_t first = 0; first < beta; first += per_group) {
+    std::vector<PolyRef> converted;  // the group's non-digit slices, NTT'd together
+    std::vector<BConvJob> jobs;      // the group's conversions, issued together
+    for (std::size_t k = first; k < std::min(beta, first + per_group); ++k) {
+      const DigitPlan& d = lv.digits[k];
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        RnsPoly& out = result[i].digits[k];
+        const ConstPolyRef digit = coeffs[i].slice(d.start, d.count);
+        if (d.to_before) {
+          const PolyRef before = out.slice(0, d.start);
+          jobs.push_back({d.to_before.get(), digit, before});
+          converted.push_back(before);
+        }
+        const u32 after_start = d.start + d.count;
+        const PolyRef after = out.slice(after_start, out.limbs() - after_start);
+        jobs.push_back({d.to_after.get(), digit, after});
+        converted.push_back(after);
+        if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
       }
-      const u32 after_start = d.start + d.count;
-      const PolyRef after = out.slice(after_start, out.limbs() - after_start);
-      jobs.push_back({d.to_after.get(), digit, after});
-      converted.push_back(after);
-      if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
     }
+    detail::bconv_matmul_jobs(*ctx_, jobs);
+    if (fused)
+      be.ntt(converted);
+    else
+      detail::ntt_per_basis(be, converted);
   }
-  detail::bconv_matmul_jobs(*ctx_, jobs);
-  if (fused)
-    be.ntt(converted);
-  else
-    detail::ntt_per_basis(be, converted);
   return result;
 }
 

@@ -238,6 +238,32 @@ TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   EXPECT_EQ(off.ev.key_switcher().batch_size(16, fp.per_switch()), 1u);
 }
 
+TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
+  Fixture f(generated_params(12, 5), Optimizations::all());
+  const Context& ctx = *f.ctx;
+  const LevelData& lv = ctx.level(f.top);
+  const std::size_t limb = std::size_t{ctx.n()} * 4;
+  const std::size_t l = lv.limbs, alpha = ctx.alpha(), beta = lv.digits.size();
+  ASSERT_GE(beta, 3u) << "the test needs a level with three digits or more";
+  const KeySwitcher& ks = f.ev.key_switcher();
+  EXPECT_EQ(ks.mod_up_digit_groups(f.top, 1), 1u);  // no cache on the CPU: one group
+  const std::size_t fp = ks.footprint(f.top).mod_up;
+  const auto groups = [&](std::size_t cache, std::size_t inputs) {
+    Fixture g(generated_params(12, 5), with(true, true, true, cache));
+    return g.ev.key_switcher().mod_up_digit_groups(g.top, inputs);
+  };
+  EXPECT_EQ(groups(fp, 1), 1u);      // the whole stage fits
+  EXPECT_EQ(groups(1, 1), beta);     // nothing fits: one digit at a time
+  EXPECT_EQ(groups(fp - 1, 1), 2u);  // all but one digit fit: two groups
+  const std::size_t two_digits = (l + 2 * (l + alpha)) * limb;
+  EXPECT_EQ(groups(two_digits, 1), (beta + 1) / 2);
+  EXPECT_EQ(groups(fp, 2), groups(fp / 2, 1));  // two inputs need twice the room
+  EXPECT_EQ(Fixture(generated_params(12, 5), with(true, false, true, 1))
+                .ev.key_switcher()
+                .mod_up_digit_groups(f.top, 1),
+            1u);  // without multi-poly caching mod_up is not scheduled by the cache
+}
+
 TEST(KeySwitchBatch, ForkProtocolIsChecked) {
   RingParams ring;
   ring.log_n = 10;

@@ -100,6 +100,12 @@ int main(int argc, char** argv) {
     report("intt", log_n, L, "", tm.median_us([&] { G.intt(one); }), 2 * poly_bytes);
     const std::vector<PolyRef> two{x.ref(), y.ref()};
     report("ntt", log_n, L, ",\"batch\":2", tm.median_us([&] { G.ntt(two); }), 4 * poly_bytes);
+    // Four polys: the shape of ModUp's NTT at the top level (4 digits of ~48 limbs), several
+    // waves, against the one-wave single poly.
+    RnsPoly u = random_poly(b);
+    const std::vector<PolyRef> four{x.ref(), y.ref(), z.ref(), u.ref()};
+    report("ntt", log_n, L, ",\"batch\":4", tm.median_us([&] { G.ntt(four); }), 8 * poly_bytes);
+    report("intt", log_n, L, ",\"batch\":4", tm.median_us([&] { G.intt(four); }), 8 * poly_bytes);
     {
       // The shared-memory tile kernels (before the register-resident ones), for before/after.
       cuda::Tuning t;

@@ -57,6 +57,8 @@ class KeySwitcher {
   explicit KeySwitcher(std::shared_ptr<const Context> ctx);
 
   // Stage 1. Each input is an NTT-domain polynomial over the level's basis (inputs unchanged).
+  // One INTT over every input; the digits' BConv -> NTT sequences then run in
+  // mod_up_digit_groups() groups, each batched into one launch per transform.
   std::vector<ModUpDigits> mod_up(std::span<const ConstPolyRef> inputs, u32 level) const;
   ModUpDigits mod_up(ConstPolyRef input, u32 level) const;
 
@@ -109,6 +111,12 @@ class KeySwitcher {
   KeySwitchFootprint footprint(u32 level) const;
   // The cache batches are planned for: Optimizations::cache_bytes, else Backend::l2_bytes().
   std::size_t cache_bytes() const;
+  // How many groups mod_up() splits a level's digits into for `inputs` inputs: 1 when the whole
+  // stage (footprint().mod_up per input) fits the cache, without multi_poly_caching, or on a
+  // backend with no cache; else the fewest groups of equal size whose working set (the INTT'd
+  // inputs, read by every group, and the group's digits over Q_l u P) fits. The same words for
+  // every grouping.
+  std::size_t mod_up_digit_groups(u32 level, std::size_t inputs) const;
   // How many of `count` independent items (key switches; per_item_bytes each, e.g.
   // footprint(level).per_switch()) run as one batch: the most that fit the cache beside
   // `shared_bytes` (data all of them read, e.g. hoisted digits), at least 1 and at most `count`.
