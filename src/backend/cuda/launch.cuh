@@ -3,7 +3,8 @@
 // cudaLaunchAttributeProgrammaticStreamSerialization may be launched, and its blocks made
 // resident, while the kernel ahead of it in the stream still runs; it waits for that kernel's
 // completion and memory at griddepcontrol.wait. Every kernel of this backend calls pdl_entry()
-// before its first global memory access, so any of them may be launched this way: the launch
+// before its first access to memory an earlier kernel may write (only immutable tables, such
+// as a BConv plan's, may be read before it), so any of them may be launched this way: the launch
 // latency and block ramp-up of each kernel then overlap the tail of the one before (in CUDA
 // Graphs the stream edge becomes a programmatic edge). Without the attribute, or before sm_90,
 // pdl_entry() does nothing.
