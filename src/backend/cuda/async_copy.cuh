@@ -11,8 +11,7 @@ namespace theo::cuda {
 // block and then served from shared memory.
 __device__ __forceinline__ void cp_async16(void* shared_dst, const void* global_src) {
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(global_src)
-               : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(global_src) : "memory");
 }
 
 __device__ __forceinline__ void cp_async_commit() {
