@@ -150,6 +150,10 @@ class CudaBackend final : public Backend {
       const NttTable t = make_ntt_table(ring_.primes[p], ring_.log_n);
       const Modulus& m = moduli_[p];
       for (std::size_t i = 0; i < nn; ++i) {
+        // The row kernels rebuild w from w' assuming w != 0 (ntt.cu, shoup_pair).
+        if (t.fwd[i].w == 0 || t.inv[i].w == 0)
+          throw BackendError("CUDA backend: NTT table of prime " + std::to_string(ring_.primes[p]) +
+                             " has a zero twiddle");
         fwd[p * nn + i] = center(to_mont(t.fwd[i].w, m), m.q);
         inv[p * nn + i] = center(to_mont(t.inv[i].w, m), m.q);
         fwd_s[p * nn + i] = uint2{t.fwd[i].w, t.fwd[i].w_shoup};
