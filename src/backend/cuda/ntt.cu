@@ -23,6 +23,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/launch.cuh"
+#include "theo/errors.h"
 
 namespace theo::cuda {
 namespace {
@@ -390,7 +391,9 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
   __shared__ u32 sm[32u << L];
   const Item it = item_of(t, b, kInverse);
   const u32 lane = threadIdx.x & 31, th = threadIdx.x >> 5;
-  const u32 log_n2 = t.log_n - L;
+  // N = 2^(2L) (run_reg's precondition): a compile-time row stride lets every column access be
+  // one base address plus an immediate offset.
+  constexpr u32 log_n2 = L;
   const std::size_t col0 = blockIdx.x * 32 + lane;
   u32* col = it.data + col0;
   const i32 c = static_cast<i32>(it.c);
@@ -458,11 +461,11 @@ __global__ void __launch_bounds__(256, 6)
   const Item it = item_of(t, b, kInverse);
   const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
   const u32 row = blockIdx.x * kRows + r;
-  const u32 n1 = t.log_n - L;
+  constexpr u32 n1 = L;  // N = 2^(2L) (run_reg's precondition)
   const std::size_t row_off = static_cast<std::size_t>(row) << L;
   u32* rp = it.data + row_off;
   u32* srow = sm + r * kStride;
-  const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << t.log_n);
+  const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << (2 * L));
   const auto sidx = [](u32 p) { return p + (p >> kE); };
   u32 x[E];
   if constexpr (!kInverse) {
@@ -533,6 +536,7 @@ template <int kE>
 void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, bool inverse,
              cudaStream_t s) {
   constexpr u32 L = 2 * kE;
+  if (t.log_n != 2 * L) throw BackendError("run_reg: the register NTT kernels need N = 2^(4 e)");
   const dim3 grid_c(1u << (t.log_n - L - 5), limbs), grid_r((1u << L) / (256u >> kE), limbs);
   const u32 threads_c = 32u << kE;
   if (!inverse) {
