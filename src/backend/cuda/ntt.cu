@@ -7,7 +7,8 @@
 // index mod N2 ("columns"); the remaining stages mix words inside a row of N2 contiguous words.
 // Phase 1 transforms a tile of C whole columns (N1 x C words), phase 2 a tile of R whole rows
 // (R x N2 words); each tile lives in shared memory, so each phase reads and writes DRAM once.
-// Butterflies keep every value canonical, so the result does not depend on the split or tiling.
+// Butterflies keep every value canonical (the register kernels' forward stages: in [0, 2q)), so the
+// result does not depend on the split or tiling.
 //
 // A launch covers a batch of limbs that may belong to different polys and primes (NttBatch, one
 // limb per grid row). The first phase (forward: columns, inverse: rows) reads the limb's source
@@ -286,8 +287,10 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
 // Shoup butterflies on canonical words. a * w - floor(a w' / 2^32) q lies in [0, 2q) for any
 // a < 2^32, so the multiply needs no reduced input (the inverse feeds a - b + q directly). The
 // [0, 2q) -> [0, q) corrections are min(x, x - q): when x < q the difference wraps above 2^31 > x
-// (q < 2^31), so one IADD and one IMNMX replace a compare and a select. Every stage output is
-// canonical, so the words do not depend on the split (and equal the CPU's).
+// (q < 2^31), so one IADD and one IMNMX replace a compare and a select. Inverse stage outputs are
+// canonical; forward ones lie in [0, 2q) (also between the two phases, through global memory) and
+// the last forward phase makes them canonical before its store. The transform's result is the
+// unique canonical one, so the words do not depend on the split (and equal the CPU's).
 __device__ __forceinline__ u32 shoup_lazy(u32 a, uint2 w, u32 q) {
   return a * w.x - __umulhi(a, w.y) * q;
 }
@@ -353,9 +356,13 @@ __device__ __forceinline__ void reg_stage(u32 (&x)[1 << kE], const Tw* tws, u32 
         x[k] = reduce2(a + b, q);
         x[k + half] = reduce2(shoup_lazy(a - b + q, w, q), q);
       } else {
+        // Forward words lie in [0, 2q) between stages (2q < 2^32 for every q < 2^31): a is
+        // brought to [0, q), b may be any word for the Shoup product, and both outputs are left
+        // in [0, 2q), one correction fewer per butterfly than canonical outputs.
+        const u32 a1 = reduce2(a, q);
         const u32 v = reduce2(shoup_lazy(b, w, q), q);
-        x[k] = reduce2(a + v, q);
-        x[k + half] = min(a - v, a - v + q);
+        x[k] = a1 + v;
+        x[k + half] = a1 - v + q;
       }
     }
   }
@@ -481,6 +488,9 @@ __global__ void __launch_bounds__(256, 6)
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(E * th + k)];
     reg_stages<kE, false>(x, tw, it.m.q, n1, kE, row, th);
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = reduce2(x[k], it.m.q);  // [0, 2q) -> canonical
     if (kFused && it.sub != nullptr) {
       const u32* ap = it.sub + row_off + E * th;
       const i32 sc = static_cast<i32>(it.s);
