@@ -51,31 +51,28 @@ def main():
     hdr, data = rows[0], rows[2:]  # row 1 holds the units
     col = {h: i for i, h in enumerate(hdr)}
 
+    # ncu states each metric's unit in row 1; scale every value to bytes, microseconds, hertz.
+    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+             "ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3,
+             "hz": 1, "Hz": 1, "Khz": 1e3, "KHz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9,
+             "GHz": 1e9, "cycle/second": 1, "cycle/usecond": 1e6, "cycle/nsecond": 1e9}
+
     def get(r, m):
-        return num(r[col[m]]) if m in col else 0.0
+        if m not in col:
+            return 0.0
+        return num(r[col[m]]) * scale.get(rows[1][col[m]], 1)
 
     kernels = []
     for r in data:
-        unit_ns = rows[1][col["gpu__time_duration.sum"]]
-        t = get(r, "gpu__time_duration.sum")
-        t_us = t / 1e3 if unit_ns in ("nsecond", "ns") else (t * 1e3 if unit_ns == "msecond" else t)
-        l2 = get(r, "lts__t_bytes.sum")
-        dram = get(r, "dram__bytes.sum")
-        for m, scale in (("lts__t_bytes.sum", l2), ("dram__bytes.sum", dram)):
-            u = rows[1][col[m]] if m in col else "byte"
-            f = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(u, 1)
-            if m == "lts__t_bytes.sum":
-                l2 = scale * f
-            else:
-                dram = scale * f
+        t_us = get(r, "gpu__time_duration.sum")
         # Requests from the SMs only: lts__t_bytes also counts the traffic between the two L2
         # partitions of an H100 / H200 (a far-partition access is seen at two slices).
         if "lts__t_sectors_srcunit_tex.sum" in col:
             l2 = 32 * get(r, "lts__t_sectors_srcunit_tex.sum")
+        else:
+            l2 = get(r, "lts__t_bytes.sum")
+        dram = get(r, "dram__bytes.sum")
         clk = get(r, "sm__cycles_elapsed.avg.per_second")
-        cu = rows[1][col["sm__cycles_elapsed.avg.per_second"]] if "sm__cycles_elapsed.avg.per_second" in col else "Ghz"
-        clk *= {"hz": 1, "Khz": 1e3, "Mhz": 1e6, "Ghz": 1e9, "cycle/second": 1,
-                "cycle/nsecond": 1e9, "cycle/usecond": 1e6}.get(cu, 1e9)
         inst = get(r, "smsp__inst_executed.sum")
         kernels.append(dict(name=short(r[col["Kernel Name"]]), us=t_us, l2=l2, dram=dram,
                             inst=inst, clk=clk))
