@@ -42,7 +42,7 @@ struct Timing {
 };
 
 // With THEO_PROFILE_RANGE=1 in the environment: runs `op` once more between cudaProfilerStart
-// and cudaProfilerStop (CUDA backend), so `ncu --profile-from-start off` profiles exactly the
+// and cudaProfilerStop (CUDA backend only), so `ncu --profile-from-start off` profiles exactly the
 // kernels of one op (time_op calls it after its timed runs). Otherwise nothing.
 void profile_once(Backend& backend, const std::function<void()>& op);
 

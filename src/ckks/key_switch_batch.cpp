@@ -95,14 +95,12 @@ KeySwitchFootprint KeySwitcher::footprint(u32 level) const {
 std::size_t KeySwitcher::mod_up_digit_groups(u32 level, std::size_t inputs) const {
   const LevelData& lv = ctx_->level(level);
   const std::size_t beta = lv.digits.size();
+  // Without caching mod_up() is not scheduled by the cache: one group.
   if (beta <= 1 || inputs == 0 || !ctx_->options().optimizations.multi_poly_caching) return 1;
-  const std::size_t cache = cache_bytes();
-  if (cache == 0) return 1;
   const std::size_t limb = std::size_t{ctx_->n()} * sizeof(u32);
   const std::size_t shared = inputs * lv.limbs * limb;                       // INTT'd inputs
   const std::size_t per_digit = inputs * (lv.limbs + ctx_->alpha()) * limb;  // outputs
-  const std::size_t room = cache > shared ? cache - shared : 0;
-  const std::size_t fit = std::clamp<std::size_t>(room / per_digit, 1, beta);
+  const std::size_t fit = batch_size(beta, per_digit, shared);
   return (beta + fit - 1) / fit;
 }
 
