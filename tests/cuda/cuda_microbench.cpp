@@ -106,6 +106,20 @@ int main(int argc, char** argv) {
     const std::vector<PolyRef> four{x.ref(), y.ref(), z.ref(), u.ref()};
     report("ntt", log_n, L, ",\"batch\":4", tm.median_us([&] { G.ntt(four); }), 8 * poly_bytes);
     report("intt", log_n, L, ",\"batch\":4", tm.median_us([&] { G.intt(four); }), 8 * poly_bytes);
+    for (const u32 otf : {0u, 1u, 2u, 4u}) {
+      // Row twiddles: how many of the second pass's stages make them on the fly (0: the table).
+      cuda::Tuning t;
+      t.ntt.row_otf = otf;
+      cuda::set_tuning(G, t);
+      const std::string tag = ",\"row_otf\":" + std::to_string(otf);
+      report("ntt", log_n, L, tag, tm.median_us([&] { G.ntt(one); }), 2 * poly_bytes);
+      report("intt", log_n, L, tag, tm.median_us([&] { G.intt(one); }), 2 * poly_bytes);
+      report("ntt", log_n, L, ",\"batch\":4" + tag, tm.median_us([&] { G.ntt(four); }),
+             8 * poly_bytes);
+      report("intt", log_n, L, ",\"batch\":4" + tag, tm.median_us([&] { G.intt(four); }),
+             8 * poly_bytes);
+    }
+    cuda::set_tuning(G, cuda::Tuning{});
     {
       // The shared-memory tile kernels (before the register-resident ones), for before/after.
       cuda::Tuning t;

@@ -251,6 +251,29 @@ TEST(CudaBackend, NttTuningVariants) {
   }
 }
 
+TEST(CudaBackend, NttRowTwiddlesOnTheFlyMatchTheTable) {
+  // The register row kernels give the CPU's words with any number of their second pass's stages
+  // making twiddles on the fly (the default count runs in every other test, fused forms included).
+  for (const u32 log_n : {12u, 16u}) {
+    Pair& p = backends(log_n);
+    for (const u32 otf : {0u, 1u, 2u, 3u, 4u}) {
+      cuda::Tuning t;
+      t.ntt.row_otf = otf;
+      cuda::set_tuning(*p.gpu, t);
+      const std::string l = "N=2^" + std::to_string(log_n) + " row_otf " + std::to_string(otf);
+      const Basis b = random_basis(log_n == 16 ? 13 : 5);
+      Twin x(p, b);
+      p.cpu->ntt(std::vector<PolyRef>{x.c.ref()});
+      p.gpu->ntt(std::vector<PolyRef>{x.g.ref()});
+      EXPECT_TRUE(same(p, x, "ntt " + l));
+      p.cpu->intt(std::vector<PolyRef>{x.c.ref()});
+      p.gpu->intt(std::vector<PolyRef>{x.g.ref()});
+      EXPECT_TRUE(same(p, x, "intt " + l));
+    }
+    cuda::set_tuning(*p.gpu, cuda::Tuning{});
+  }
+}
+
 TEST(CudaBackend, NttRoundTripIsIdentity) {
   Pair& p = backends(16);
   const Basis b = random_basis(9);

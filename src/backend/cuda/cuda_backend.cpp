@@ -145,6 +145,11 @@ class CudaBackend final : public Backend {
     std::vector<i32> fwd(np * nn), inv(np * nn);
     std::vector<uint2> fwd_s(np * nn), inv_s(np * nn);
     std::vector<u32> fwd_wp(np * nn), inv_wp(np * nn);
+    // Row factors of the register row kernels' on-the-fly twiddles (kernels.h, ntt.cu), for
+    // N = 2^(4e) only: psi^(brev_2e(r) 2^(e - j)) for row r and stage j of the second pass.
+    const bool row_factors = ring_.log_n % 4 == 0;
+    const u32 e = ring_.log_n / 4, rows = 1u << (2 * e);
+    std::vector<int4> fwd_rowf(row_factors ? np * rows : 0), inv_rowf(fwd_rowf.size());
     n_inv_mont_.resize(np);
     for (u32 p = 0; p < np; ++p) {
       const NttTable t = make_ntt_table(ring_.primes[p], ring_.log_n);
@@ -162,6 +167,17 @@ class CudaBackend final : public Backend {
         inv_wp[p * nn + i] = t.inv[i].w_shoup;
       }
       n_inv_mont_[p] = to_mont(t.n_inv.w, m);
+      for (u32 r = 0; row_factors && r < rows; ++r) {
+        i32 f[4] = {}, fi[4] = {};
+        for (u32 j = 0; j < e; ++j) {
+          // fwd[brev(x)] = psi^x and inv[brev(x)] = psi^-x.
+          const u32 at = bit_reverse(bit_reverse(r, 2 * e) << (e - j), ring_.log_n);
+          f[j] = center(to_mont(t.fwd[at].w, m), m.q);
+          fi[j] = center(to_mont(t.inv[at].w, m), m.q);
+        }
+        fwd_rowf[p * rows + r] = int4{f[0], f[1], f[2], f[3]};
+        inv_rowf[p * rows + r] = int4{fi[0], fi[1], fi[2], fi[3]};
+      }
     }
     mods_ = DeviceArray<Modulus>(dev_, np);
     fwd_ = DeviceArray<i32>(dev_, fwd.size());
@@ -177,8 +193,13 @@ class CudaBackend final : public Backend {
     inv_wp_ = DeviceArray<u32>(dev_, inv_wp.size());
     fwd_wp_.upload(fwd_wp.data());
     inv_wp_.upload(inv_wp.data());
-    tables_ = RingTables{mods_.get(),  fwd_.get(),   inv_.get(),    ring_.log_n,
-                         fwd_s_.get(), inv_s_.get(), fwd_wp_.get(), inv_wp_.get()};
+    fwd_rowf_ = DeviceArray<int4>(dev_, fwd_rowf.size());
+    inv_rowf_ = DeviceArray<int4>(dev_, inv_rowf.size());
+    fwd_rowf_.upload(fwd_rowf.data());
+    inv_rowf_.upload(inv_rowf.data());
+    tables_ =
+        RingTables{mods_.get(),  fwd_.get(),    inv_.get(),    ring_.log_n,     fwd_s_.get(),
+                   inv_s_.get(), fwd_wp_.get(), inv_wp_.get(), fwd_rowf_.get(), inv_rowf_.get()};
     clamp_tuning();
     THEO_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
     THEO_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
@@ -888,6 +909,7 @@ class CudaBackend final : public Backend {
   DeviceArray<i32> fwd_, inv_;
   DeviceArray<uint2> fwd_s_, inv_s_;
   DeviceArray<u32> fwd_wp_, inv_wp_;
+  DeviceArray<int4> fwd_rowf_, inv_rowf_;
   RingTables tables_;
   std::vector<u32> n_inv_mont_;
 };
@@ -913,10 +935,13 @@ void set_programmatic_launch(bool on) {
 
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning) {
   // THEO_PDL=0 turns programmatic launch off for unmodified programs (ablation runs), as
-  // THEO_GRAPHS=0 does for graphs; set_tuning still decides afterwards.
+  // THEO_GRAPHS=0 does for graphs, and THEO_NTT_ROW_OTF=n sets NttConfig::row_otf (0: every row
+  // twiddle from the table; before / after runs); set_tuning still decides afterwards.
   Tuning t = tuning;
   if (const char* e = std::getenv("THEO_PDL"); e != nullptr && std::string(e) == "0")
     t.programmatic_launch = 0;
+  if (const char* e = std::getenv("THEO_NTT_ROW_OTF"); e != nullptr && *e >= '0' && *e <= '9')
+    t.ntt.row_otf = static_cast<u32>(std::atoi(e));
   return std::make_unique<CudaBackend>(ring, t);
 }
 cudaStream_t stream_of(Backend& be) {

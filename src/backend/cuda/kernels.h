@@ -44,6 +44,11 @@ struct RingTables {
   // are as much DRAM traffic as the data with pairs: w = ceil(w' q / 2^32) for q < 2^31.
   const u32* fwd_wp = nullptr;  // [prime * N + m]
   const u32* inv_wp = nullptr;  // [prime * N + m]
+  // Row factors of the register row kernels' twiddles made on the fly (N = 2^(4e), ntt.cu): for
+  // row r < 2^(2e) and stage j < e of the second register pass, the Montgomery form (centered) of
+  // psi^(brev_2e(r) 2^(e - j)) (inverse: psi^-(...)) in component j; nullptr for other N.
+  const int4* fwd_rowf = nullptr;  // [prime * 2^(2e) + r]
+  const int4* inv_rowf = nullptr;  // [prime * 2^(2e) + r]
 };
 
 // Tunables of the two-phase NTT (N = N1 x N2). Phase 1 transforms columns of stride N2 (the first
@@ -58,6 +63,12 @@ struct NttConfig {
   // default: each phase loads straight into registers, one shared-memory exchange, one barrier.
   // 0 forces the shared-memory tile kernels above (tests, before/after benchmarks).
   u32 fast = 1;
+  // Register row kernels: how many stages of the second pass, counted from its last (the stages
+  // with the most twiddles: 8, 4, 2, 1 per thread at N = 2^16), make their twiddles on the fly as
+  // (row-0 twiddle) x (row factor), Cheddar's OT: from a few KB per prime that stay in L1 instead
+  // of the table's N words per limb from L2 / DRAM, at the price of Montgomery butterflies and one
+  // multiply per twiddle. 0: every twiddle from the table; counts round down to 0, 1, 2 or e.
+  u32 row_otf = 2;
 };
 
 // One poly of an NTT launch. Its limbs in the launch are listed by NttLimb; limb l of it is read

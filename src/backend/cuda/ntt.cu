@@ -384,6 +384,80 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
   (std::make_integer_sequence<int, kE>{});
 }
 
+// ---- row twiddles made on the fly (Cheddar §4.2, OT) -------------------------------------------
+// The row phase's second register pass, stage j < e, reads tw[2^(3e + j) + (r << (e + j)) + g] for
+// row r and group g < 2^(e + j). Bit reversal over log N = 4e bits adds over disjoint bit ranges,
+// so that twiddle is psi^brev(2^(3e + j) + g) x psi^(brev_2e(r) 2^(e - j)): row 0's twiddle, shared
+// by every row and limb of the prime (2^(e + j) words that stay in L1), times a factor of the row
+// and stage (RingTables::fwd_rowf / inv_rowf). One signed Montgomery multiply forms the twiddle in
+// Montgomery form, and the butterfly multiplies by Montgomery (no Shoup companion to rebuild), so
+// the pass reads 1/16 of the bytes the table would cost (N words per limb, mostly from DRAM).
+template <int kE, bool kInverse, int j>
+__device__ __forceinline__ void reg_stage_otf(u32 (&x)[1 << kE], const i32* tws0, i32 f,
+                                              const Modulus& m) {
+  constexpr u32 half = (1u << kE) >> (j + 1);
+  constexpr u32 kGroups = 1u << j;
+  i32 ws[kGroups];
+  if constexpr (kGroups >= 4) {
+#pragma unroll
+    for (u32 i = 0; i < kGroups; i += 4) {
+      const int4 v = __ldg(reinterpret_cast<const int4*>(tws0 + i));
+      ws[i] = v.x, ws[i + 1] = v.y, ws[i + 2] = v.z, ws[i + 3] = v.w;
+    }
+  } else if constexpr (kGroups == 2) {
+    const int2 v = __ldg(reinterpret_cast<const int2*>(tws0));
+    ws[0] = v.x, ws[1] = v.y;
+  } else {
+    ws[0] = __ldg(tws0);
+  }
+  const u32 q = m.q;
+#pragma unroll
+  for (u32 gi = 0; gi < kGroups; ++gi) {
+    // Both factors centered: |product| <= q^2 / 4; w lies in (-q, q).
+    const i32 w = smr_mul(ws[gi], f, m);
+#pragma unroll
+    for (u32 h = 0; h < half; ++h) {
+      const u32 k = gi * 2 * half + h;
+      const u32 a = x[k], b = x[k + half];
+      if constexpr (kInverse) {
+        // Canonical a, b: |a - b| < q, so |(a - b) w| < q^2 < q 2^31.
+        x[k] = reduce2(a + b, q);
+        x[k + half] = canon(smr_mul(static_cast<i32>(a - b), w, m), q);
+      } else {
+        // Words in [0, 2q) as in reg_stage: b is brought to [0, q) for the multiply's range.
+        const u32 a1 = reduce2(a, q);
+        const u32 v = canon(smr_mul(static_cast<i32>(reduce2(b, q)), w, m), q);
+        x[k] = a1 + v;
+        x[k + half] = a1 - v + q;
+      }
+    }
+  }
+}
+
+// The second pass (stages e..2e-1 of the row phase) of thread th in row `row`: its last kOtf
+// stages (those with the most twiddles: stage j has 2^j per thread) make their twiddles on the fly
+// from row 0's (tw0) and the row's factors f[j], the others read w' from the table (tw).
+template <int kE, bool kInverse, int kOtf>
+__device__ __forceinline__ void reg_stages_b(u32 (&x)[1 << kE], const u32* tw, const i32* tw0,
+                                             const i32* f, const Modulus& m, u32 sbase, u32 row,
+                                             u32 th) {
+  const auto stage = [&]<int j>(std::integral_constant<int, j>) {
+    const u32 s = kE + j;
+    if constexpr (j >= kE - kOtf) {
+      reg_stage_otf<kE, kInverse, j>(x, tw0 + (1u << (sbase + s)) + (th << j), __ldg(f + j), m);
+    } else {
+      reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (th << j), m.q);
+    }
+  };
+  [&]<int... J>(std::integer_sequence<int, J...>) {
+    if constexpr (kInverse)
+      (stage(std::integral_constant<int, kE - 1 - J>{}), ...);
+    else
+      (stage(std::integral_constant<int, J>{}), ...);
+  }
+  (std::make_integer_sequence<int, kE>{});
+}
+
 // Columns: a warp is 32 adjacent columns at one position p, so every global access is a full
 // 128-byte line and every shared access (sm[p * 32 + lane]) is conflict-free. 32 T threads.
 // Launch bounds: at N = 2^16 three 512-thread blocks per SM (40 registers, no spills with the Shoup
@@ -459,7 +533,8 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
 // N = 2^16 (768 blocks) are one wave.
 // Inverse: the first phase (reads src; kFused: echoes it); forward: the last one (in place;
 // kFused: the sub_mul epilogue on the limbs that have one).
-template <int kE, bool kInverse, bool kFused>
+// kOtf: how many of the second pass's stages make their twiddles on the fly (reg_stages_b).
+template <int kE, bool kInverse, bool kFused, int kOtf>
 __global__ void __launch_bounds__(256, 6)
     ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
   pdl_entry();
@@ -473,8 +548,14 @@ __global__ void __launch_bounds__(256, 6)
   u32* rp = it.data + row_off;
   u32* srow = sm + r * kStride;
   const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << (2 * L));
+  const i32* tw0 = (kInverse ? t.inv : t.fwd) + (static_cast<std::size_t>(it.id) << (2 * L));
+  const int4* rowf = (kInverse ? t.inv_rowf : t.fwd_rowf) + (static_cast<std::size_t>(it.id) << L);
   const auto sidx = [](u32 p) { return p + (p >> kE); };
   u32 x[E];
+  const auto pass_b = [&]() {
+    reg_stages_b<kE, kInverse, kOtf>(x, tw, tw0, reinterpret_cast<const i32*>(rowf + row), it.m, n1,
+                                     row, th);
+  };
   if constexpr (!kInverse) {
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
@@ -487,7 +568,7 @@ __global__ void __launch_bounds__(256, 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = srow[sidx(E * th + k)];
-    reg_stages<kE, false>(x, tw, it.m.q, n1, kE, row, th);
+    pass_b();
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       x[k] = reduce2(x[k], it.m.q);  // [0, 2q) -> canonical
@@ -512,7 +593,7 @@ __global__ void __launch_bounds__(256, 6)
       if constexpr (kFused) *reinterpret_cast<uint4*>(it.echo + row_off + E * th + k) = v;
       x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
     }
-    reg_stages<kE, true>(x, tw, it.m.q, n1, kE, row, th);
+    pass_b();
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       srow[sidx(E * th + k)] = x[k];
@@ -536,6 +617,20 @@ void with_flag(bool flag, F&& f) {
     f(std::false_type{});
 }
 
+// Calls f(std::integral_constant<int, min(stages, kE)>{}) for stages in {0, 1, 2, kE}; other
+// counts round down to one of these.
+template <int kE, typename F>
+void with_otf_stages(u32 stages, F&& f) {
+  if (stages >= kE)
+    f(std::integral_constant<int, kE>{});
+  else if (stages >= 2)
+    f(std::integral_constant<int, 2>{});
+  else if (stages == 1)
+    f(std::integral_constant<int, 1>{});
+  else
+    f(std::integral_constant<int, 0>{});
+}
+
 struct LaunchFlags {
   bool consts;    // forward pre-multipliers (the inverse always multiplies)
   bool echo;      // the first phase echoes what it reads
@@ -544,7 +639,7 @@ struct LaunchFlags {
 
 template <int kE>
 void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, bool inverse,
-             cudaStream_t s) {
+             u32 otf, cudaStream_t s) {
   constexpr u32 L = 2 * kE;
   if (t.log_n != 2 * L) throw BackendError("run_reg: the register NTT kernels need N = 2^(4 e)");
   const dim3 grid_c(1u << (t.log_n - L - 5), limbs), grid_r((1u << L) / (256u >> kE), limbs);
@@ -558,12 +653,18 @@ void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, b
     });
     THEO_CUDA_CHECK_LAUNCH();
     with_flag(f.epilogue, [&](auto kf) {
-      launch_kernel(ntt_rows_reg<kE, false, decltype(kf)::value>, grid_r, 256, 0, s, t, b);
+      with_otf_stages<kE>(otf, [&](auto ko) {
+        launch_kernel(ntt_rows_reg<kE, false, decltype(kf)::value, decltype(ko)::value>, grid_r,
+                      256, 0, s, t, b);
+      });
     });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
     with_flag(f.echo, [&](auto kf) {
-      launch_kernel(ntt_rows_reg<kE, true, decltype(kf)::value>, grid_r, 256, 0, s, t, b);
+      with_otf_stages<kE>(otf, [&](auto ko) {
+        launch_kernel(ntt_rows_reg<kE, true, decltype(kf)::value, decltype(ko)::value>, grid_r, 256,
+                      0, s, t, b);
+      });
     });
     THEO_CUDA_CHECK_LAUNCH();
     launch_kernel(ntt_cols_reg<kE, true, true, false>, grid_c, threads_c, 0, s, t, b);
@@ -608,10 +709,11 @@ void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u3
   const LaunchFlags f{pre_consts, echo, epilogue && !inverse};
   const u32 log_n = t.log_n;
   if (cfg.fast && (log_n == 12 || log_n == 16) && (cfg.log_n1 == 0 || cfg.log_n1 == log_n / 2)) {
+    const u32 otf = t.fwd_rowf != nullptr && t.inv_rowf != nullptr ? cfg.row_otf : 0;
     if (log_n == 16)
-      run_reg<4>(t, b, limbs, f, inverse, s);
+      run_reg<4>(t, b, limbs, f, inverse, otf, s);
     else
-      run_reg<3>(t, b, limbs, f, inverse, s);
+      run_reg<3>(t, b, limbs, f, inverse, otf, s);
     return;
   }
   const u32 log_n1 = cfg.log_n1 ? std::min(cfg.log_n1, log_n - 2) : log_n / 2;
