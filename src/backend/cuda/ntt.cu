@@ -391,7 +391,8 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
 // by every row and limb of the prime (2^(e + j) words that stay in L1), times a factor of the row
 // and stage (RingTables::fwd_rowf / inv_rowf). One signed Montgomery multiply forms the twiddle in
 // Montgomery form, and the butterfly multiplies by Montgomery (no Shoup companion to rebuild), so
-// the pass reads 1/16 of the bytes the table would cost (N words per limb, mostly from DRAM).
+// such a stage reads row 0's words instead of its share of the table's N words per limb (which a
+// key switch's key stream evicts, so they mostly come from DRAM).
 template <int kE, bool kInverse, int j>
 __device__ __forceinline__ void reg_stage_otf(u32 (&x)[1 << kE], const i32* tws0, i32 f,
                                               const Modulus& m) {
