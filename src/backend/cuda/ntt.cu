@@ -337,44 +337,12 @@ __device__ __forceinline__ void load_tw(const u32* p, u32 q, uint2 (&w)[kCount])
   }
 }
 
-// One stage with a compile-time stage index, so every loop below has a constant trip count: with
-// j a runtime loop variable NVVM unrolls the inner loops before the outer one and leaves partially
-// unrolled loops over a local-memory x[] for ptxas to clean up.
-template <int kE, bool kInverse, int j, typename Tw>
-__device__ __forceinline__ void reg_stage(u32 (&x)[1 << kE], const Tw* tws, u32 q) {
-  constexpr u32 half = (1u << kE) >> (j + 1);
-  uint2 ws[1 << j];
-  load_tw(tws, q, ws);
-#pragma unroll
-  for (u32 gi = 0; gi < (1u << j); ++gi) {
-    const uint2 w = ws[gi];
-#pragma unroll
-    for (u32 h = 0; h < half; ++h) {
-      const u32 k = gi * 2 * half + h;
-      const u32 a = x[k], b = x[k + half];
-      if constexpr (kInverse) {
-        x[k] = reduce2(a + b, q);
-        x[k + half] = reduce2(shoup_lazy(a - b + q, w, q), q);
-      } else {
-        // Forward words lie in [0, 2q) between stages (2q < 2^32 for every q < 2^31): a is
-        // brought to [0, q), b may be any word for the Shoup product, and both outputs are left
-        // in [0, 2q), one correction fewer per butterfly than canonical outputs.
-        const u32 a1 = reduce2(a, q);
-        const u32 v = reduce2(shoup_lazy(b, w, q), q);
-        x[k] = a1 + v;
-        x[k + half] = a1 - v + q;
-      }
-    }
-  }
-}
-
-template <int kE, bool kInverse, typename Tw>
-__device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 q, u32 sbase,
-                                           u32 s0, u32 row, u32 goff) {
-  const auto stage = [&]<int j>(std::integral_constant<int, j>) {
-    const u32 s = s0 + static_cast<u32>(j);
-    reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (goff << j), q);
-  };
+// Calls stage(std::integral_constant<int, j>{}) for the kE stages of a register pass, j = 0, 1, ...
+// forward and in reverse order for the inverse; compile-time stage indices give every loop of a
+// stage a constant trip count (with j a runtime loop variable NVVM unrolls the inner loops before
+// the outer one and leaves partially unrolled loops over a local-memory x[] for ptxas).
+template <int kE, bool kInverse, typename Stage>
+__device__ __forceinline__ void for_each_stage(Stage&& stage) {
   [&]<int... J>(std::integer_sequence<int, J...>) {
     if constexpr (kInverse)
       (stage(std::integral_constant<int, kE - 1 - J>{}), ...);
@@ -382,6 +350,51 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
       (stage(std::integral_constant<int, J>{}), ...);
   }
   (std::make_integer_sequence<int, kE>{});
+}
+
+// The butterflies of stage j over a thread's 2^kE words; mul(d, gi) is d times group gi's twiddle,
+// in [0, q), for any d in [0, 2q) (forward: the word b; inverse: a - b + q).
+template <int kE, bool kInverse, int j, typename Mul>
+__device__ __forceinline__ void butterflies(u32 (&x)[1 << kE], u32 q, Mul&& mul) {
+  constexpr u32 half = (1u << kE) >> (j + 1);
+#pragma unroll
+  for (u32 gi = 0; gi < (1u << j); ++gi) {
+#pragma unroll
+    for (u32 h = 0; h < half; ++h) {
+      const u32 k = gi * 2 * half + h;
+      const u32 a = x[k], b = x[k + half];
+      if constexpr (kInverse) {
+        x[k] = reduce2(a + b, q);
+        x[k + half] = mul(a - b + q, gi);
+      } else {
+        // Forward words lie in [0, 2q) between stages (2q < 2^32 for every q < 2^31): a is
+        // brought to [0, q), b may be any such word, and both outputs are left in [0, 2q), one
+        // correction fewer per butterfly than canonical outputs.
+        const u32 a1 = reduce2(a, q);
+        const u32 v = mul(b, gi);
+        x[k] = a1 + v;
+        x[k + half] = a1 - v + q;
+      }
+    }
+  }
+}
+
+// One stage with Shoup twiddles from a table (pairs, or w' alone; load_tw).
+template <int kE, bool kInverse, int j, typename Tw>
+__device__ __forceinline__ void reg_stage(u32 (&x)[1 << kE], const Tw* tws, u32 q) {
+  uint2 ws[1 << j];
+  load_tw(tws, q, ws);
+  butterflies<kE, kInverse, j>(x, q,
+                               [&](u32 d, u32 gi) { return reduce2(shoup_lazy(d, ws[gi], q), q); });
+}
+
+template <int kE, bool kInverse, typename Tw>
+__device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 q, u32 sbase,
+                                           u32 s0, u32 row, u32 goff) {
+  for_each_stage<kE, kInverse>([&]<int j>(std::integral_constant<int, j>) {
+    const u32 s = s0 + static_cast<u32>(j);
+    reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (goff << j), q);
+  });
 }
 
 // ---- row twiddles made on the fly (Cheddar §4.2, OT) -------------------------------------------
@@ -396,43 +409,31 @@ __device__ __forceinline__ void reg_stages(u32 (&x)[1 << kE], const Tw* tw, u32 
 template <int kE, bool kInverse, int j>
 __device__ __forceinline__ void reg_stage_otf(u32 (&x)[1 << kE], const i32* tws0, i32 f,
                                               const Modulus& m) {
-  constexpr u32 half = (1u << kE) >> (j + 1);
   constexpr u32 kGroups = 1u << j;
-  i32 ws[kGroups];
+  i32 w[kGroups];
   if constexpr (kGroups >= 4) {
 #pragma unroll
     for (u32 i = 0; i < kGroups; i += 4) {
       const int4 v = __ldg(reinterpret_cast<const int4*>(tws0 + i));
-      ws[i] = v.x, ws[i + 1] = v.y, ws[i + 2] = v.z, ws[i + 3] = v.w;
+      w[i] = v.x, w[i + 1] = v.y, w[i + 2] = v.z, w[i + 3] = v.w;
     }
   } else if constexpr (kGroups == 2) {
     const int2 v = __ldg(reinterpret_cast<const int2*>(tws0));
-    ws[0] = v.x, ws[1] = v.y;
+    w[0] = v.x, w[1] = v.y;
   } else {
-    ws[0] = __ldg(tws0);
+    w[0] = __ldg(tws0);
   }
+  // Both factors centered: |product| <= q^2 / 4, and each twiddle lies in (-q, q).
+#pragma unroll
+  for (u32 gi = 0; gi < kGroups; ++gi)
+    w[gi] = smr_mul(w[gi], f, m);
   const u32 q = m.q;
-#pragma unroll
-  for (u32 gi = 0; gi < kGroups; ++gi) {
-    // Both factors centered: |product| <= q^2 / 4; w lies in (-q, q).
-    const i32 w = smr_mul(ws[gi], f, m);
-#pragma unroll
-    for (u32 h = 0; h < half; ++h) {
-      const u32 k = gi * 2 * half + h;
-      const u32 a = x[k], b = x[k + half];
-      if constexpr (kInverse) {
-        // Canonical a, b: |a - b| < q, so |(a - b) w| < q^2 < q 2^31.
-        x[k] = reduce2(a + b, q);
-        x[k + half] = canon(smr_mul(static_cast<i32>(a - b), w, m), q);
-      } else {
-        // Words in [0, 2q) as in reg_stage: b is brought to [0, q) for the multiply's range.
-        const u32 a1 = reduce2(a, q);
-        const u32 v = canon(smr_mul(static_cast<i32>(reduce2(b, q)), w, m), q);
-        x[k] = a1 + v;
-        x[k + half] = a1 - v + q;
-      }
-    }
-  }
+  butterflies<kE, kInverse, j>(x, q, [&](u32 d, u32 gi) {
+    // The multiplicand in (-q, q) (|d w| < q^2 < q 2^31): the inverse's a - b + q less q is the
+    // signed a - b; the forward's b is brought to [0, q).
+    const i32 e = kInverse ? static_cast<i32>(d - q) : static_cast<i32>(reduce2(d, q));
+    return canon(smr_mul(e, w[gi], m), q);
+  });
 }
 
 // The second pass (stages e..2e-1 of the row phase) of thread th in row `row`: its last kOtf
@@ -442,21 +443,13 @@ template <int kE, bool kInverse, int kOtf>
 __device__ __forceinline__ void reg_stages_b(u32 (&x)[1 << kE], const u32* tw, const i32* tw0,
                                              const i32* f, const Modulus& m, u32 sbase, u32 row,
                                              u32 th) {
-  const auto stage = [&]<int j>(std::integral_constant<int, j>) {
+  for_each_stage<kE, kInverse>([&]<int j>(std::integral_constant<int, j>) {
     const u32 s = kE + j;
-    if constexpr (j >= kE - kOtf) {
+    if constexpr (j >= kE - kOtf)
       reg_stage_otf<kE, kInverse, j>(x, tw0 + (1u << (sbase + s)) + (th << j), __ldg(f + j), m);
-    } else {
-      reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (th << j), m.q);
-    }
-  };
-  [&]<int... J>(std::integer_sequence<int, J...>) {
-    if constexpr (kInverse)
-      (stage(std::integral_constant<int, kE - 1 - J>{}), ...);
     else
-      (stage(std::integral_constant<int, J>{}), ...);
-  }
-  (std::make_integer_sequence<int, kE>{});
+      reg_stage<kE, kInverse, j>(x, tw + (1u << (sbase + s)) + (row << s) + (th << j), m.q);
+  });
 }
 
 // Columns: a warp is 32 adjacent columns at one position p, so every global access is a full
