@@ -149,7 +149,9 @@ class CudaBackend final : public Backend {
     // N = 2^(4e) only: psi^(brev_2e(r) 2^(e - j)) for row r and stage j of the second pass.
     const bool row_factors = ring_.log_n % 4 == 0;
     const u32 e = ring_.log_n / 4, rows = 1u << (2 * e);
-    std::vector<int4> fwd_rowf(row_factors ? np * rows : 0), inv_rowf(fwd_rowf.size());
+    constexpr u32 kRowFactors = RingTables::kRowFactors;
+    std::vector<i32> fwd_rowf(row_factors ? std::size_t{np} * rows * kRowFactors : 0),
+        inv_rowf(fwd_rowf.size());
     n_inv_mont_.resize(np);
     for (u32 p = 0; p < np; ++p) {
       const NttTable t = make_ntt_table(ring_.primes[p], ring_.log_n);
@@ -168,15 +170,13 @@ class CudaBackend final : public Backend {
       }
       n_inv_mont_[p] = to_mont(t.n_inv.w, m);
       for (u32 r = 0; row_factors && r < rows; ++r) {
-        i32 f[4] = {}, fi[4] = {};
         for (u32 j = 0; j < e; ++j) {
           // fwd[brev(x)] = psi^x and inv[brev(x)] = psi^-x.
           const u32 at = bit_reverse(bit_reverse(r, 2 * e) << (e - j), ring_.log_n);
-          f[j] = center(to_mont(t.fwd[at].w, m), m.q);
-          fi[j] = center(to_mont(t.inv[at].w, m), m.q);
+          const std::size_t k = (std::size_t{p} * rows + r) * kRowFactors + j;
+          fwd_rowf[k] = center(to_mont(t.fwd[at].w, m), m.q);
+          inv_rowf[k] = center(to_mont(t.inv[at].w, m), m.q);
         }
-        fwd_rowf[p * rows + r] = int4{f[0], f[1], f[2], f[3]};
-        inv_rowf[p * rows + r] = int4{fi[0], fi[1], fi[2], fi[3]};
       }
     }
     mods_ = DeviceArray<Modulus>(dev_, np);
@@ -193,8 +193,8 @@ class CudaBackend final : public Backend {
     inv_wp_ = DeviceArray<u32>(dev_, inv_wp.size());
     fwd_wp_.upload(fwd_wp.data());
     inv_wp_.upload(inv_wp.data());
-    fwd_rowf_ = DeviceArray<int4>(dev_, fwd_rowf.size());
-    inv_rowf_ = DeviceArray<int4>(dev_, inv_rowf.size());
+    fwd_rowf_ = DeviceArray<i32>(dev_, fwd_rowf.size());
+    inv_rowf_ = DeviceArray<i32>(dev_, inv_rowf.size());
     fwd_rowf_.upload(fwd_rowf.data());
     inv_rowf_.upload(inv_rowf.data());
     tables_ =
@@ -909,7 +909,7 @@ class CudaBackend final : public Backend {
   DeviceArray<i32> fwd_, inv_;
   DeviceArray<uint2> fwd_s_, inv_s_;
   DeviceArray<u32> fwd_wp_, inv_wp_;
-  DeviceArray<int4> fwd_rowf_, inv_rowf_;
+  DeviceArray<i32> fwd_rowf_, inv_rowf_;
   RingTables tables_;
   std::vector<u32> n_inv_mont_;
 };

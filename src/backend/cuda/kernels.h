@@ -46,9 +46,11 @@ struct RingTables {
   const u32* inv_wp = nullptr;  // [prime * N + m]
   // Row factors of the register row kernels' twiddles made on the fly (N = 2^(4e), ntt.cu): for
   // row r < 2^(2e) and stage j < e of the second register pass, the Montgomery form (centered) of
-  // psi^(brev_2e(r) 2^(e - j)) (inverse: psi^-(...)) in component j; nullptr for other N.
-  const int4* fwd_rowf = nullptr;  // [prime * 2^(2e) + r]
-  const int4* inv_rowf = nullptr;  // [prime * 2^(2e) + r]
+  // psi^(brev_2e(r) 2^(e - j)) (inverse: psi^-(...)), kRowFactors words per row; nullptr for other
+  // N.
+  static constexpr u32 kRowFactors = 4;
+  const i32* fwd_rowf = nullptr;  // [(prime * 2^(2e) + r) * kRowFactors + j]
+  const i32* inv_rowf = nullptr;  // [(prime * 2^(2e) + r) * kRowFactors + j]
 };
 
 // Tunables of the two-phase NTT (N = N1 x N2). Phase 1 transforms columns of stride N2 (the first

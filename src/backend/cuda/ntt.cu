@@ -543,12 +543,12 @@ __global__ void __launch_bounds__(256, 6)
   u32* srow = sm + r * kStride;
   const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << (2 * L));
   const i32* tw0 = (kInverse ? t.inv : t.fwd) + (static_cast<std::size_t>(it.id) << (2 * L));
-  const int4* rowf = (kInverse ? t.inv_rowf : t.fwd_rowf) + (static_cast<std::size_t>(it.id) << L);
+  const i32* rowf = (kInverse ? t.inv_rowf : t.fwd_rowf) +
+                    ((static_cast<std::size_t>(it.id) << L) + row) * RingTables::kRowFactors;
   const auto sidx = [](u32 p) { return p + (p >> kE); };
   u32 x[E];
   const auto pass_b = [&]() {
-    reg_stages_b<kE, kInverse, kOtf>(x, tw, tw0, reinterpret_cast<const i32*>(rowf + row), it.m, n1,
-                                     row, th);
+    reg_stages_b<kE, kInverse, kOtf>(x, tw, tw0, rowf, it.m, n1, row, th);
   };
   if constexpr (!kInverse) {
 #pragma unroll
