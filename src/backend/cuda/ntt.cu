@@ -74,6 +74,20 @@ __device__ __forceinline__ uint4 sub_mul4(uint4 a, uint4 y, i32 s, const Modulus
       mont_mul_c(sub_mod(a.z, y.z, m.q), s, m), mont_mul_c(sub_mod(a.w, y.w, m.q), s, m));
 }
 
+// Global loads are issued in batches ahead of the stores that follow them. A kernel's stores
+// (an echo of its input, its output after an epilogue) may alias its loads as far as the compiler
+// can tell, so a store between two loads keeps the second behind the first's whole latency (DRAM
+// or L2) when the store needs the first's words: a thread's loads then run one at a time.
+constexpr u32 kLoadBatch = 4;
+// v[j] = *ptr(e0 + j step) for the j with e0 + j step < tile, all before any use of them.
+template <typename Ptr>
+__device__ __forceinline__ void load_batch(uint4 (&v)[kLoadBatch], u32 e0, u32 step, u32 tile,
+                                           Ptr&& ptr) {
+#pragma unroll
+  for (u32 j = 0; j < kLoadBatch; ++j)
+    if (e0 + j * step < tile) v[j] = *reinterpret_cast<const uint4*>(ptr(e0 + j * step));
+}
+
 // One pass of R consecutive stages [s0, s0 + R) held in registers: each thread owns the 2^R words
 // of a sequence that these stages mix (stride d_last = L / 2^(s0 + R)), so a tile needs one barrier
 // per R stages instead of one per stage. Sequences of length L = 2^l_log; kRows: sequence `seq` is
@@ -212,19 +226,25 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
   const i32 c = static_cast<i32>(it.c);
   const u32* in = kInverse ? it.data : it.src;
   // Columns are C = 2^log_c contiguous words per row (launch_ntt keeps log_c >= 2): 16-byte loads,
-  // unrolled so that a thread's loads are all in flight before the first shared store.
+  // kLoadBatch of them in flight before the batch's first store.
   const auto at = [&](u32 e) {
     return (static_cast<std::size_t>(e >> log_c) << log_n2) + c0 + (e & cmask);
   };
-#pragma unroll 4
-  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
-    uint4 v = *reinterpret_cast<const uint4*>(in + at(e));
-    if constexpr (kEcho) *reinterpret_cast<uint4*>(it.echo + at(e)) = v;
-    if constexpr (!kInverse && kConst) {
-      v.x = mont_mul_c(v.x, c, it.m), v.y = mont_mul_c(v.y, c, it.m);
-      v.z = mont_mul_c(v.z, c, it.m), v.w = mont_mul_c(v.w, c, it.m);
+  const u32 step = blockDim.x * 4;
+  for (u32 e0 = threadIdx.x * 4; e0 < tile; e0 += step * kLoadBatch) {
+    uint4 v[kLoadBatch];
+    load_batch(v, e0, step, tile, [&](u32 e) { return in + at(e); });
+#pragma unroll
+    for (u32 j = 0; j < kLoadBatch; ++j) {
+      const u32 e = e0 + j * step;
+      if (e >= tile) break;
+      if constexpr (kEcho) *reinterpret_cast<uint4*>(it.echo + at(e)) = v[j];
+      if constexpr (!kInverse && kConst) {
+        v[j].x = mont_mul_c(v[j].x, c, it.m), v[j].y = mont_mul_c(v[j].y, c, it.m);
+        v[j].z = mont_mul_c(v[j].z, c, it.m), v[j].w = mont_mul_c(v[j].w, c, it.m);
+      }
+      *reinterpret_cast<uint4*>(sm + e) = v[j];
     }
-    *reinterpret_cast<uint4*>(sm + e) = v;
   }
   __syncthreads();
   tile_stages<kInverse, false, kRadixLog>(sm, it.tw, it.m, log_n1, log_c, 0, 0);
@@ -253,23 +273,34 @@ __global__ void __launch_bounds__(512, kRadixLog == 3 ? 3 : 2)
   const u32 row0 = blockIdx.x << log_r;
   const std::size_t base = static_cast<std::size_t>(row0) << log_n2;
   const u32* in = (kInverse ? it.src : it.data) + base;
-  // Rows are contiguous: 16-byte loads (tile >= 4 words, base 16-byte aligned when data is).
-#pragma unroll 4
-  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
-    const uint4 v = *reinterpret_cast<const uint4*>(in + e);
-    if constexpr (kInverse && kFused) *reinterpret_cast<uint4*>(it.echo + base + e) = v;
-    *reinterpret_cast<uint4*>(sm + e) = v;
+  // Rows are contiguous: 16-byte loads (tile >= 4 words, base 16-byte aligned when data is),
+  // kLoadBatch of them in flight before the batch's first store.
+  const u32 step = blockDim.x * 4;
+  for (u32 e0 = threadIdx.x * 4; e0 < tile; e0 += step * kLoadBatch) {
+    uint4 v[kLoadBatch];
+    load_batch(v, e0, step, tile, [&](u32 e) { return in + e; });
+#pragma unroll
+    for (u32 j = 0; j < kLoadBatch; ++j) {
+      const u32 e = e0 + j * step;
+      if (e >= tile) break;
+      if constexpr (kInverse && kFused) *reinterpret_cast<uint4*>(it.echo + base + e) = v[j];
+      *reinterpret_cast<uint4*>(sm + e) = v[j];
+    }
   }
   __syncthreads();
   tile_stages<kInverse, true, kRadixLog>(sm, it.tw, it.m, log_n2, log_r, log_n1, row0);
   const bool epilogue = !kInverse && kFused && it.sub != nullptr;
-#pragma unroll 4
-  for (u32 e = threadIdx.x * 4; e < tile; e += blockDim.x * 4) {
-    uint4 v = *reinterpret_cast<const uint4*>(sm + e);
-    if (epilogue)
-      v = sub_mul4(*reinterpret_cast<const uint4*>(it.sub + base + e), v, static_cast<i32>(it.s),
-                   it.m);
-    *reinterpret_cast<uint4*>(it.data + base + e) = v;
+  for (u32 e0 = threadIdx.x * 4; e0 < tile; e0 += step * kLoadBatch) {
+    uint4 a[kLoadBatch];
+    if (epilogue) load_batch(a, e0, step, tile, [&](u32 e) { return it.sub + base + e; });
+#pragma unroll
+    for (u32 j = 0; j < kLoadBatch; ++j) {
+      const u32 e = e0 + j * step;
+      if (e >= tile) break;
+      uint4 v = *reinterpret_cast<const uint4*>(sm + e);
+      if (epilogue) v = sub_mul4(a[j], v, static_cast<i32>(it.s), it.m);
+      *reinterpret_cast<uint4*>(it.data + base + e) = v;
+    }
   }
 }
 
@@ -479,11 +510,13 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
   const auto pb = [&](u32 k) { return E * th + k; };
   if constexpr (!kInverse) {
     const u32* in = it.src + col0;
+    // Every load before the first echo store (see kLoadBatch).
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = in[static_cast<std::size_t>(pa(k)) << log_n2];
 #pragma unroll
     for (u32 k = 0; k < E; ++k) {
-      const std::size_t at = static_cast<std::size_t>(pa(k)) << log_n2;
-      x[k] = in[at];
-      if constexpr (kEcho) it.echo[col0 + at] = x[k];
+      if constexpr (kEcho) it.echo[col0 + (static_cast<std::size_t>(pa(k)) << log_n2)] = x[k];
       if constexpr (kConst) x[k] = mont_mul_c(x[k], c, it.m);
     }
     reg_stages<kE, false>(x, tw, it.m.q, 0, 0, 0, 0);
@@ -567,13 +600,17 @@ __global__ void __launch_bounds__(256, 6)
     for (u32 k = 0; k < E; ++k)
       x[k] = reduce2(x[k], it.m.q);  // [0, 2q) -> canonical
     if (kFused && it.sub != nullptr) {
+      // Every operand load before the first store (see kLoadBatch).
       const u32* ap = it.sub + row_off + E * th;
       const i32 sc = static_cast<i32>(it.s);
+      uint4 a[E / 4];
+#pragma unroll
+      for (u32 k = 0; k < E; k += 4)
+        a[k / 4] = *reinterpret_cast<const uint4*>(ap + k);
 #pragma unroll
       for (u32 k = 0; k < E; k += 4)
         *reinterpret_cast<uint4*>(rp + E * th + k) =
-            sub_mul4(*reinterpret_cast<const uint4*>(ap + k),
-                     make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]), sc, it.m);
+            sub_mul4(a[k / 4], make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]), sc, it.m);
     } else {
 #pragma unroll
       for (u32 k = 0; k < E; k += 4)
@@ -581,11 +618,17 @@ __global__ void __launch_bounds__(256, 6)
     }
   } else {
     const u32* in = it.src + row_off + E * th;
+    // Every load before the first echo store (see kLoadBatch).
 #pragma unroll
     for (u32 k = 0; k < E; k += 4) {
       const uint4 v = *reinterpret_cast<const uint4*>(in + k);
-      if constexpr (kFused) *reinterpret_cast<uint4*>(it.echo + row_off + E * th + k) = v;
       x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+    }
+    if constexpr (kFused) {
+#pragma unroll
+      for (u32 k = 0; k < E; k += 4)
+        *reinterpret_cast<uint4*>(it.echo + row_off + E * th + k) =
+            make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
     }
     pass_b();
 #pragma unroll
