@@ -159,6 +159,10 @@ void KeySwitcher::switch_keys(std::span<const ConstPolyRef> d,
   const std::size_t b = batch != 0 ? batch : batch_size(d.size(), footprint(level).per_switch());
   for (std::size_t start = 0; start < d.size(); start += b) {
     const std::size_t count = std::min(b, d.size() - start);
+    if (count == 1 && output_chunked(level)) {
+      switch_key_chunked(d[start], level, *keys[start], out0[start], out1[start]);
+      continue;
+    }
     const std::vector<ModUpDigits> ups = mod_up_scheduled(d.subspan(start, count), level);
     std::vector<std::vector<ConstPolyRef>> digits(count);
     for (std::size_t i = 0; i < count; ++i)

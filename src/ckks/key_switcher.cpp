@@ -219,11 +219,12 @@ void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef>
 
 void KeySwitcher::switch_key(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
                              PolyRef out1) const {
-  const ModUpDigits up = mod_up(d, level);
-  ExtendedPair ext = key_mult(up, key);
-  const PolyRef in[] = {ext.c0.ref(), ext.c1.ref()};
-  const PolyRef out[] = {out0, out1};
-  mod_down(in, out, level);
+  // As scheduled by the optimizations (pipelining, output chunking); all off, it is
+  // mod_up -> key_mult -> mod_down.
+  const ConstPolyRef in[] = {d};
+  const SwitchingKey* const keys[] = {&key};
+  const PolyRef o0[] = {out0}, o1[] = {out1};
+  switch_keys(in, keys, level, o0, o1);
 }
 
 }  // namespace theo

@@ -48,6 +48,25 @@ void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis&
   }
 }
 
+// The chunk plans of output-chunked key switching (DigitPlan::to_digit / to_p), at a level whose
+// single-input ModUp working set (KeySwitcher::footprint's mod_up) exceeds the cache the planner
+// fills: the only levels where KeySwitcher::output_chunked() picks that dataflow.
+void build_chunk_plans(Backend& be, LevelData& lv, u32 alpha, const Basis& p_basis,
+                       std::size_t cache_bytes, u32 n) {
+  const std::size_t beta = lv.digits.size();
+  const std::size_t limb = std::size_t{n} * sizeof(u32);
+  const std::size_t mod_up = (lv.limbs + beta * (lv.limbs + alpha)) * limb;
+  if (beta < 2 || cache_bytes == 0 || mod_up <= cache_bytes) return;
+  for (DigitPlan& d : lv.digits) {
+    const Basis src = lv.q_basis.slice(d.start, d.count);
+    for (const DigitPlan& c : lv.digits) {
+      d.to_digit.push_back(&c == &d ? nullptr
+                                    : be.make_bconv(src, lv.q_basis.slice(c.start, c.count)));
+    }
+    d.to_p = be.make_bconv(src, p_basis);
+  }
+}
+
 void build_mod_down(Backend& be, const std::vector<u32>& primes, LevelData& lv,
                     const Basis& p_basis) {
   // Exact BConv: the ModDown result is round(u / P) with no fast-BConv overflow, which would
@@ -151,6 +170,11 @@ void Context::build_levels() {
     lv.crt = std::make_shared<const CrtReconstructor>(std::span<const u32>(level_primes));
     build_digits(*backend_, lv, q_max, alpha_, p_basis);
     build_mod_down(*backend_, ring_.primes, lv, p_basis);
+    const Optimizations& opt = options_.optimizations;
+    if (opt.output_chunking && opt.multi_poly_caching) {
+      const std::size_t cache = opt.cache_bytes != 0 ? opt.cache_bytes : backend_->l2_bytes();
+      build_chunk_plans(*backend_, lv, alpha_, p_basis, cache, ring_.n());
+    }
     for (const DigitPlan& d : lv.digits)
       lv.mod_up_intt_consts.insert(lv.mod_up_intt_consts.end(), d.intt_post_consts.begin(),
                                    d.intt_post_consts.end());

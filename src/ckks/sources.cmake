@@ -10,6 +10,7 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/key_switcher.cpp
   ${CMAKE_CURRENT_LIST_DIR}/key_switch_batch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/key_switch_pipeline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_switch_chunked.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp

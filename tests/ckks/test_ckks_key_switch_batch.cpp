@@ -4,6 +4,7 @@
 // planner follow their formulas, and the fork / join protocol is checked.
 
 #include <map>
+#include <random>
 #include <string>
 
 #include "ckks/ckks_test_util.h"
@@ -264,6 +265,60 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
             1u);  // without multi-poly caching mod_up is not scheduled by the cache
 }
 
+// Output chunking (KeySwitcher::switch_key_chunked) exactly where the ModUp working set exceeds
+// the cache, and the words of the output-bulk order at every level, with and without pipelining.
+TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
+  const ParameterSet p = generated_params(12, 5);
+  Fixture bulk(p, with(true, true, true, 1));
+  Optimizations on_opt = with(true, true, true, 1);
+  on_opt.output_chunking = true;
+  Optimizations serial_opt = on_opt;
+  serial_opt.pipelining = false;
+  Fixture on(p, on_opt), serial(p, serial_opt);
+  const Context& ctx = *on.ctx;
+  const KeySwitcher& ks = on.ev.key_switcher();
+  EXPECT_FALSE(bulk.ev.key_switcher().output_chunked(bulk.top));  // the switch is off there
+  u32 chunked_levels = 0;
+  for (u32 level = 0; level <= on.top; ++level) {
+    const LevelData& lv = ctx.level(level);
+    // A cache of one byte holds nothing: every level with two digits or more is chunked.
+    EXPECT_EQ(ks.output_chunked(level), lv.digits.size() > 1) << "level " << level;
+    if (!ks.output_chunked(level)) {
+      RnsPoly o0 = ctx.backend().make_poly(lv.q_basis), o1 = ctx.backend().make_poly(lv.q_basis);
+      EXPECT_THROW(ks.switch_key_chunked(o0.cref(), level, on.rlk.key(), o0.ref(), o1.ref()),
+                   ParameterError);
+      continue;
+    }
+    ++chunked_levels;
+    // A fresh random input each run (the keys are seeded: the three contexts must agree).
+    std::vector<u32> words(std::size_t{lv.limbs} * ctx.n());
+    std::mt19937_64 rng(std::random_device{}());
+    for (std::size_t i = 0; i < words.size(); ++i)
+      words[i] = static_cast<u32>(rng() % ctx.prime(lv.q_basis[static_cast<u32>(i / ctx.n())]));
+    const auto switched = [&](Fixture& f) {
+      const LevelData& l = f.ctx->level(level);
+      RnsPoly in = f.ctx->backend().make_poly(l.q_basis);
+      f.ctx->backend().upload(words.data(), in.ref());
+      RnsPoly o0 = f.ctx->backend().make_poly(l.q_basis), o1 = f.ctx->backend().make_poly(l.q_basis);
+      f.ev.key_switcher().switch_key(in.cref(), level, f.rlk.key(), o0.ref(), o1.ref());
+      return hash_poly(*f.ctx, o0, hash_poly(*f.ctx, o1));
+    };
+    const u64 want = switched(bulk);
+    EXPECT_EQ(switched(on), want) << "level " << level;
+    EXPECT_EQ(switched(serial), want) << "level " << level << ", no pipelining";
+  }
+  EXPECT_GE(chunked_levels, 2u);
+  // The evaluator's key switches take the chunked path too.
+  EXPECT_EQ(hash_ct(ctx, on.ev.multiply(on.a[0], on.b[0], on.rlk)),
+            hash_ct(*bulk.ctx, bulk.ev.multiply(bulk.a[0], bulk.b[0], bulk.rlk)));
+  EXPECT_EQ(hash_ct(ctx, on.ev.rotate(on.a[1], 5, on.gk)),
+            hash_ct(*bulk.ctx, bulk.ev.rotate(bulk.a[1], 5, bulk.gk)));
+  // A cache that holds the top level's ModUp: not chunked there.
+  Optimizations roomy = on_opt;
+  roomy.cache_bytes = ks.footprint(on.top).mod_up;
+  EXPECT_FALSE(Fixture(p, roomy).ev.key_switcher().output_chunked(on.top));
+}
+
 TEST(KeySwitchBatch, ForkProtocolIsChecked) {
   RingParams ring;
   ring.log_n = 10;
@@ -379,6 +434,9 @@ TEST(KeySwitchBatch, BootstrapBitExactUnderEveryOptimization) {
   const u64 base = run(Optimizations::none());
   EXPECT_EQ(run(Optimizations::all()), base);
   EXPECT_EQ(run(with(true, true, true, 1)), base);
+  Optimizations chunked = with(true, true, true, 1);
+  chunked.output_chunking = true;  // every key switch with two digits or more is chunked
+  EXPECT_EQ(run(chunked), base);
 }
 
 }  // namespace

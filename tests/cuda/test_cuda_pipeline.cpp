@@ -35,6 +35,13 @@ Optimizations all_with_cache(std::size_t cache) {
   return o;
 }
 
+// With output-chunked key switching (off by default) wherever the cache does not hold a ModUp.
+Optimizations chunked_with_cache(std::size_t cache) {
+  Optimizations o = all_with_cache(cache);
+  o.output_chunking = true;
+  return o;
+}
+
 std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
   std::vector<Cplx> v(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -146,6 +153,7 @@ TEST(CudaPipeline, EagerMatchesCpuUnderEveryOptimization) {
       {"all", Optimizations::all()},
       {"all, batches of 1", all_with_cache(1)},
       {"all, cache of 1 MB", all_with_cache(1u << 20)},
+      {"all + output chunking, batches of 1", chunked_with_cache(1)},
   };
   for (const auto& [name, opt] : configs) {
     Fixture f(BackendChoice::kCuda, opt);
@@ -157,7 +165,8 @@ TEST(CudaPipeline, EagerMatchesCpuUnderEveryOptimization) {
 
 TEST(CudaPipeline, GraphReplayMatchesCpu) {
   const Hashes& want = cpu_reference();
-  for (const Optimizations& opt : {Optimizations::all(), all_with_cache(1u << 20)}) {
+  for (const Optimizations& opt :
+       {Optimizations::all(), all_with_cache(1u << 20), chunked_with_cache(1u << 20)}) {
     Fixture f(BackendChoice::kCuda, opt);
     Outputs o;
     Graph g = f.ctx->capture([&] { run_mechanisms(f, o); });

@@ -55,6 +55,11 @@ struct DigitPlan {
   // followed by P. Together they cover (Q_l u P) minus the digit, as two contiguous slices.
   std::shared_ptr<const BConvPlan> to_before;
   std::shared_ptr<const BConvPlan> to_after;
+  // Output-chunked key switching (KeySwitcher::switch_key_chunked), built only at the levels that
+  // use it: digit -> the limbs of digit c ([c]; null for the digit itself), and digit -> P. The
+  // rows of to_before / to_after for those limbs, as plans of their own.
+  std::vector<std::shared_ptr<const BConvPlan>> to_digit;
+  std::shared_ptr<const BConvPlan> to_p;
 };
 
 // Rational rescale from level l to l-1: leaving primes L = S_l \ S_{l-1} are divided out,

@@ -100,7 +100,9 @@ class KeySwitcher {
   // Stage 3. in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l). out may be a slice of in.
   void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
 
-  // All three: d (level `level`, NTT) switched with `key` -> (out0, out1) over Q_l.
+  // All three: d (level `level`, NTT) switched with `key` -> (out0, out1) over Q_l, as
+  // scheduled by the optimizations (switch_keys of one input: pipelined, output-chunked where
+  // that applies); with every optimization off, mod_up -> key_mult -> mod_down.
   void switch_key(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
                   PolyRef out1) const;
 
@@ -130,6 +132,16 @@ class KeySwitcher {
   // Stage 3 as scheduled: mod_down() over all polys with multi_poly_caching, else one at a time.
   void mod_down_scheduled(std::span<const PolyRef> in, std::span<const PolyRef> out,
                           u32 level) const;
+
+  // Output-chunked key switching (Optimizations::output_chunking, key_switch_chunked.cpp): true
+  // at the levels whose single-input ModUp working set exceeds the cache, where switch_keys runs
+  // each lone key switch as switch_key_chunked.
+  bool output_chunked(u32 level) const;
+  // switch_key with ModUp's BConv -> NTT and KeyMult taken one output chunk at a time (the P
+  // limbs, then each digit's own limbs) so KeyMult reads the digits from L2; the same words.
+  // Throws ParameterError at a level where output_chunked() is false.
+  void switch_key_chunked(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
+                          PolyRef out1) const;
 
   // Batched key switching: d[i] (level `level`, NTT) switched with *keys[i] -> (out0[i], out1[i]),
   // like switch_key per input. Inputs go in batches of `batch` (0: the planner's batch_size);

@@ -35,6 +35,14 @@ struct Optimizations {
   // BConv / NTT of it on a second stream while the DRAM-bound (2, L) Q part of KeyMult runs on
   // the first (Backend::fork / join; captured into graphs as dependency edges).
   bool pipelining = true;
+  // Output-chunked key switching (the DPOC dataflow of Nozaki et al.), part of L2-aware caching:
+  // at a level whose ModUp working set exceeds the cache, a lone key switch runs its BConv -> NTT
+  // -> KeyMult one output chunk at a time (the P limbs, then each digit's own limbs), so KeyMult
+  // reads the digits' words while they are still in L2 and the keys stream past them. Needs
+  // multi_poly_caching and fusion; ANDed with THEO_OUTPUT_CHUNKING (=0 turns it off). Off by
+  // default and not part of all(): on an H100 it made KeySwitch at 35 / 47 limbs 16% / 12%
+  // slower (more, smaller launches; bench/NOTES.md session 10).
+  bool output_chunking = false;
   // The cache the batch planner fills; 0: the device's L2 (Backend::l2_bytes()). A backend that
   // reports no cache (the CPU) gets whole batches.
   std::size_t cache_bytes = 0;
@@ -45,8 +53,10 @@ struct Optimizations {
             .graphs = false,
             .multi_poly_caching = false,
             .pipelining = false,
+            .output_chunking = false,
             .cache_bytes = 0};
   }
+  // Every switch at its default (output_chunking stays off).
   static Optimizations all() { return {}; }
   // The switches some mechanism of this build honors (true); an ablation reports the others as
   // "n/a", since turning them on changes nothing yet. A mechanism marks itself here when it is
@@ -57,6 +67,7 @@ struct Optimizations {
             .graphs = true,
             .multi_poly_caching = true,
             .pipelining = true,
+            .output_chunking = true,
             .cache_bytes = 0};
   }
 };
