@@ -299,7 +299,8 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
       const LevelData& l = f.ctx->level(level);
       RnsPoly in = f.ctx->backend().make_poly(l.q_basis);
       f.ctx->backend().upload(words.data(), in.ref());
-      RnsPoly o0 = f.ctx->backend().make_poly(l.q_basis), o1 = f.ctx->backend().make_poly(l.q_basis);
+      RnsPoly o0 = f.ctx->backend().make_poly(l.q_basis),
+              o1 = f.ctx->backend().make_poly(l.q_basis);
       f.ev.key_switcher().switch_key(in.cref(), level, f.rlk.key(), o0.ref(), o1.ref());
       return hash_poly(*f.ctx, o0, hash_poly(*f.ctx, o1));
     };
