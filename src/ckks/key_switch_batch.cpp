@@ -81,15 +81,19 @@ ModUpDigits mod_up_by_digit(const Context& ctx, ConstPolyRef input, u32 level) {
 
 }  // namespace
 
+KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, u32 n) {
+  const std::size_t limb = std::size_t{n} * sizeof(u32);
+  const std::size_t l = limbs, a = alpha;
+  KeySwitchFootprint f;
+  f.mod_up = (l + beta * (l + a)) * limb;
+  f.mod_down = (2 * a + 4 * l) * limb;
+  f.hoisted = beta * (l + a) * limb;
+  return f;
+}
+
 KeySwitchFootprint KeySwitcher::footprint(u32 level) const {
   const LevelData& lv = ctx_->level(level);
-  const std::size_t limb = std::size_t{ctx_->n()} * sizeof(u32);
-  const std::size_t l = lv.limbs, alpha = ctx_->alpha(), beta = lv.digits.size();
-  KeySwitchFootprint f;
-  f.mod_up = (l + beta * (l + alpha)) * limb;
-  f.mod_down = (2 * alpha + 4 * l) * limb;
-  f.hoisted = beta * (l + alpha) * limb;
-  return f;
+  return key_switch_footprint(lv.limbs, ctx_->alpha(), lv.digits.size(), ctx_->n());
 }
 
 std::size_t KeySwitcher::mod_up_digit_groups(u32 level, std::size_t inputs) const {

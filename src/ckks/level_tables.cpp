@@ -5,6 +5,7 @@
 #include <string>
 
 #include "theo/ckks/context.h"
+#include "theo/ckks/key_switcher.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -49,13 +50,12 @@ void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis&
 }
 
 // The chunk plans of output-chunked key switching (DigitPlan::to_digit / to_p), at a level whose
-// single-input ModUp working set (KeySwitcher::footprint's mod_up) exceeds the cache the planner
-// fills: the only levels where KeySwitcher::output_chunked() picks that dataflow.
+// single-input ModUp working set exceeds the cache the planner fills: the only levels where
+// KeySwitcher::output_chunked() picks that dataflow.
 void build_chunk_plans(Backend& be, LevelData& lv, u32 alpha, const Basis& p_basis,
                        std::size_t cache_bytes, u32 n) {
   const std::size_t beta = lv.digits.size();
-  const std::size_t limb = std::size_t{n} * sizeof(u32);
-  const std::size_t mod_up = (lv.limbs + beta * (lv.limbs + alpha)) * limb;
+  const std::size_t mod_up = key_switch_footprint(lv.limbs, alpha, beta, n).mod_up;
   if (beta < 2 || cache_bytes == 0 || mod_up <= cache_bytes) return;
   for (DigitPlan& d : lv.digits) {
     const Basis src = lv.q_basis.slice(d.start, d.count);

@@ -51,6 +51,8 @@ struct KeySwitchFootprint {
   std::size_t hoisted = 0;
   std::size_t per_switch() const { return mod_up > mod_down ? mod_up : mod_down; }
 };
+// The footprint of one key switch at a level of `limbs` limbs and `beta` digits (N = n).
+KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, u32 n);
 
 class KeySwitcher {
  public:
