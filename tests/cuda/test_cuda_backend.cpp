@@ -274,6 +274,46 @@ TEST(CudaBackend, NttRowTwiddlesOnTheFlyMatchTheTable) {
   }
 }
 
+TEST(CudaBackend, NttPersistentRowKernelsMatchTheCpu) {
+  // NttConfig::rows_resident: the persistent row kernels (each block loops over tiles, loading the
+  // next tile during this one) give the CPU's words for any blocks-per-SM cap, with tile counts
+  // below, equal to and above the grid, and with the echo and the epilogue of the fused forms.
+  for (const u32 log_n : {12u, 16u}) {
+    Pair& p = backends(log_n);
+    for (const u32 resident : {1u, 2u, 3u, 8u}) {
+      cuda::Tuning t;
+      t.ntt.rows_resident = resident;
+      t.ntt.rows_persistent_tiles = 1000;  // every launch
+      cuda::set_tuning(*p.gpu, t);
+      for (const u32 limbs : {1u, 13u, 40u}) {
+        const std::string l = "N=2^" + std::to_string(log_n) + " rows_resident " +
+                              std::to_string(resident) + " limbs " + std::to_string(limbs);
+        const Basis b = random_basis(limbs);
+        Twin x(p, b), e(p, b), a(p, b);
+        p.cpu->ntt(std::vector<PolyRef>{x.c.ref()});
+        p.gpu->ntt(std::vector<PolyRef>{x.g.ref()});
+        EXPECT_TRUE(same(p, x, "ntt " + l));
+        // Inverse with an echo of what it reads (ModUp's first phase), out of place.
+        Twin y(p, b);
+        p.cpu->intt(std::vector<PolyRef>{y.c.ref()}, {}, std::vector<ConstPolyRef>{x.c.cref()},
+                    std::vector<PolyRef>{e.c.ref()});
+        p.gpu->intt(std::vector<PolyRef>{y.g.ref()}, {}, std::vector<ConstPolyRef>{x.g.cref()},
+                    std::vector<PolyRef>{e.g.ref()});
+        EXPECT_TRUE(same(p, y, "intt " + l));
+        EXPECT_TRUE(same(p, e, "intt echo " + l));
+        // Forward with the (a - y) * s epilogue on every limb (ModDown's / rescale's tail).
+        const std::vector<u32> s = random_consts(*p.cpu, b);
+        p.cpu->ntt_sub_mul_scalar(std::vector<PolyRef>{y.c.ref()}, {},
+                                  std::vector<ConstPolyRef>{a.c.cref()}, 0, s);
+        p.gpu->ntt_sub_mul_scalar(std::vector<PolyRef>{y.g.ref()}, {},
+                                  std::vector<ConstPolyRef>{a.g.cref()}, 0, s);
+        EXPECT_TRUE(same(p, y, "ntt_sub_mul_scalar " + l));
+      }
+    }
+    cuda::set_tuning(*p.gpu, cuda::Tuning{});
+  }
+}
+
 TEST(CudaBackend, NttRoundTripIsIdentity) {
   Pair& p = backends(16);
   const Basis b = random_basis(9);

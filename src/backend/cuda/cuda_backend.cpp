@@ -933,15 +933,24 @@ void set_programmatic_launch(bool on) {
   g_programmatic_launch.store(on, std::memory_order_relaxed);
 }
 
+namespace {
+// A tuning field from an environment variable of decimal digits, if set.
+void tuning_from_env(const char* name, u32& field) {
+  if (const char* e = std::getenv(name); e != nullptr && *e >= '0' && *e <= '9')
+    field = static_cast<u32>(std::atoi(e));
+}
+}  // namespace
+
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning) {
   // THEO_PDL=0 turns programmatic launch off for unmodified programs (ablation runs), as
-  // THEO_GRAPHS=0 does for graphs, and THEO_NTT_ROW_OTF=n sets NttConfig::row_otf (0: every row
-  // twiddle from the table; before / after runs); set_tuning still decides afterwards.
+  // THEO_GRAPHS=0 does for graphs; THEO_NTT_* set NttConfig fields for before / after runs
+  // (THEO_NTT_ROW_OTF=0: every row twiddle from the table). set_tuning still decides afterwards.
   Tuning t = tuning;
   if (const char* e = std::getenv("THEO_PDL"); e != nullptr && std::string(e) == "0")
     t.programmatic_launch = 0;
-  if (const char* e = std::getenv("THEO_NTT_ROW_OTF"); e != nullptr && *e >= '0' && *e <= '9')
-    t.ntt.row_otf = static_cast<u32>(std::atoi(e));
+  tuning_from_env("THEO_NTT_ROW_OTF", t.ntt.row_otf);
+  tuning_from_env("THEO_NTT_ROWS_RESIDENT", t.ntt.rows_resident);
+  tuning_from_env("THEO_NTT_ROWS_PERSISTENT_TILES", t.ntt.rows_persistent_tiles);
   return std::make_unique<CudaBackend>(ring, t);
 }
 cudaStream_t stream_of(Backend& be) {

@@ -71,6 +71,16 @@ struct NttConfig {
   // of the table's N words per limb from L2 / DRAM, at the price of Montgomery butterflies and one
   // multiply per twiddle. 0: every twiddle from the table; counts round down to 0, 1, 2 or e.
   u32 row_otf = 2;
+  // Register row kernels. The one-tile kernel runs six 256-thread blocks per SM at 40 registers;
+  // the persistent kernel (ntt_rows_reg_persistent) at most rows_resident blocks per SM (and no
+  // more than its occupancy, 3 at ~80 registers), each looping over tiles with the next tile's
+  // words loaded while it transforms this one. A launch takes the persistent kernel when no block
+  // gets more than rows_persistent_tiles tiles; rows_resident = 0 or rows_persistent_tiles = 0:
+  // never. Measured on the H100 (bench/NOTES.md session 10): at one or two tiles per block it
+  // wins (the registers to batch every load, then the prefetch), at four the six-block kernel's
+  // occupancy does.
+  u32 rows_resident = 3;
+  u32 rows_persistent_tiles = 2;
 };
 
 // One poly of an NTT launch. Its limbs in the launch are listed by NttLimb; limb l of it is read

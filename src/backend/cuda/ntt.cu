@@ -42,8 +42,9 @@ struct Item {
   u32 s;   // Montgomery epilogue multiplier
 };
 
-__device__ __forceinline__ Item item_of(const RingTables& t, const NttBatch& b, bool inverse) {
-  const NttLimb& l = b.limb[blockIdx.y];
+__device__ __forceinline__ Item item_of_limb(const RingTables& t, const NttBatch& b, bool inverse,
+                                             u32 index) {
+  const NttLimb& l = b.limb[index];
   const NttPoly& p = b.poly[ntt_limb_poly(l.ref)];
   const u32 limb = ntt_limb_index(l.ref);
   const u32 id = ntt_limb_prime(l.ref);
@@ -61,6 +62,10 @@ __device__ __forceinline__ Item item_of(const RingTables& t, const NttBatch& b, 
   it.c = l.c;
   it.s = l.s;
   return it;
+}
+// The limb of grid row blockIdx.y.
+__device__ __forceinline__ Item item_of(const RingTables& t, const NttBatch& b, bool inverse) {
+  return item_of_limb(t, b, inverse, blockIdx.y);
 }
 
 __device__ __forceinline__ const uint2* shoup_tw(const RingTables& t, u32 id, bool inverse) {
@@ -556,37 +561,52 @@ __global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
 // the pattern-A store (p = t + E k) and the pattern-B load (p = E t + k) are a per-row E x E
 // transpose, and the padding makes both conflict-free for the 32 / E rows a warp touches. A
 // row's E threads lie in one warp, so the exchanges need __syncwarp only (no block barrier).
-// Six blocks per SM (40 registers; the forward kernel spills one 8-byte value): 48 limbs at
-// N = 2^16 (768 blocks) are one wave.
 // Inverse: the first phase (reads src; kFused: echoes it); forward: the last one (in place;
 // kFused: the sub_mul epilogue on the limbs that have one).
 // kOtf: how many of the second pass's stages make their twiddles on the fly (reg_stages_b).
+//
+// A tile (a block's 256 / E rows) is its loads (rows_load) and then the rest (rows_finish), so
+// the persistent form can issue the next tile's loads before this tile's transform.
+
+// The words thread th of row `row` transforms first: forward pattern A from data, inverse
+// pattern B from src (16-byte loads).
+template <int kE, bool kInverse>
+__device__ __forceinline__ void rows_load(const Item& it, u32 row, u32 th, u32 (&x)[1u << kE]) {
+  constexpr u32 E = 1u << kE, L = 2 * kE;
+  const std::size_t row_off = static_cast<std::size_t>(row) << L;
+  if constexpr (!kInverse) {
+    const u32* rp = it.data + row_off;
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = rp[th + E * k];
+  } else {
+    const u32* in = it.src + row_off + E * th;
+#pragma unroll
+    for (u32 k = 0; k < E; k += 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(in + k);
+      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+    }
+  }
+}
+
+// Everything after rows_load: the echo, both register passes with the exchange through the row's
+// shared words srow, and the stores (with the epilogue).
 template <int kE, bool kInverse, bool kFused, int kOtf>
-__global__ void __launch_bounds__(256, 6)
-    ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
-  pdl_entry();
-  constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
-  __shared__ u32 sm[kRows * kStride];
-  const Item it = item_of(t, b, kInverse);
-  const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
-  const u32 row = blockIdx.x * kRows + r;
+__device__ __forceinline__ void rows_finish(const RingTables& t, const Item& it, u32 row, u32 th,
+                                            u32* srow, u32 (&x)[1u << kE]) {
+  constexpr u32 E = 1u << kE, L = 2 * kE;
   constexpr u32 n1 = L;  // N = 2^(2L) (run_reg's precondition)
   const std::size_t row_off = static_cast<std::size_t>(row) << L;
   u32* rp = it.data + row_off;
-  u32* srow = sm + r * kStride;
   const u32* tw = (kInverse ? t.inv_wp : t.fwd_wp) + (static_cast<std::size_t>(it.id) << (2 * L));
   const i32* tw0 = (kInverse ? t.inv : t.fwd) + (static_cast<std::size_t>(it.id) << (2 * L));
   const i32* rowf = (kInverse ? t.inv_rowf : t.fwd_rowf) +
                     ((static_cast<std::size_t>(it.id) << L) + row) * RingTables::kRowFactors;
   const auto sidx = [](u32 p) { return p + (p >> kE); };
-  u32 x[E];
   const auto pass_b = [&]() {
     reg_stages_b<kE, kInverse, kOtf>(x, tw, tw0, rowf, it.m, n1, row, th);
   };
   if constexpr (!kInverse) {
-#pragma unroll
-    for (u32 k = 0; k < E; ++k)
-      x[k] = rp[th + E * k];
     reg_stages<kE, false>(x, tw, it.m.q, n1, 0, row, 0);
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
@@ -617,13 +637,6 @@ __global__ void __launch_bounds__(256, 6)
         *reinterpret_cast<uint4*>(rp + E * th + k) = make_uint4(x[k], x[k + 1], x[k + 2], x[k + 3]);
     }
   } else {
-    const u32* in = it.src + row_off + E * th;
-    // Every load before the first echo store (see kLoadBatch).
-#pragma unroll
-    for (u32 k = 0; k < E; k += 4) {
-      const uint4 v = *reinterpret_cast<const uint4*>(in + k);
-      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
-    }
     if constexpr (kFused) {
 #pragma unroll
       for (u32 k = 0; k < E; k += 4)
@@ -642,6 +655,67 @@ __global__ void __launch_bounds__(256, 6)
 #pragma unroll
     for (u32 k = 0; k < E; ++k)
       rp[th + E * k] = x[k];
+  }
+}
+
+// One tile per block: grid (2^L / rows per block, limbs). Six blocks per SM (40 registers; the
+// forward kernel spills one 8-byte value): 48 limbs at N = 2^16 (768 blocks) are one wave.
+template <int kE, bool kInverse, bool kFused, int kOtf>
+__global__ void __launch_bounds__(256, 6)
+    ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
+  pdl_entry();
+  constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
+  __shared__ u32 sm[kRows * kStride];
+  const Item it = item_of(t, b, kInverse);
+  const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
+  const u32 row = blockIdx.x * kRows + r;
+  u32 x[E];
+  rows_load<kE, kInverse>(it, row, th, x);
+  rows_finish<kE, kInverse, kFused, kOtf>(t, it, row, th, sm + r * kStride, x);
+}
+
+// Persistent form: a 1-D grid of resident blocks, block g taking tiles g, g + G, g + 2G, ... of
+// all `tiles` (limb = tile / tiles per limb). Each thread loads the next tile's words into a
+// second register set before it transforms this one, so one tile's loads overlap the previous
+// tile's arithmetic; with one tile per block every block of a wave loads, then computes, then
+// stores in step. It runs at ~80 registers and three blocks per SM: in launches of one or two
+// tiles per block that beats the one-tile kernel, in larger ones the latter's occupancy wins
+// (launch_rows picks by NttConfig::rows_persistent_tiles).
+template <int kE, bool kInverse, bool kFused, int kOtf>
+__global__ void __launch_bounds__(256, 3)
+    ntt_rows_reg_persistent(const __grid_constant__ RingTables t,
+                            const __grid_constant__ NttBatch b, u32 tiles) {
+  pdl_entry();
+  constexpr u32 E = 1u << kE, L = 2 * kE, kRows = 256 / E, kStride = (1u << L) + E;
+  constexpr u32 kTilesPerLimb = (1u << L) / kRows;
+  __shared__ u32 sm[kRows * kStride];
+  const u32 th = threadIdx.x & (E - 1), r = threadIdx.x >> kE;
+  u32 tile = blockIdx.x;
+  if (tile >= tiles) return;
+  const auto row_of = [&](u32 tl) { return (tl % kTilesPerLimb) * kRows + r; };
+  Item it = item_of_limb(t, b, kInverse, tile / kTilesPerLimb);
+  u32 row = row_of(tile);
+  u32 x[E];
+  rows_load<kE, kInverse>(it, row, th, x);
+  for (;;) {
+    const u32 next = tile + gridDim.x;
+    const bool more = next < tiles;
+    Item it_next;
+    u32 row_next = 0, y[E];
+    if (more) {
+      it_next = item_of_limb(t, b, kInverse, next / kTilesPerLimb);
+      row_next = row_of(next);
+      rows_load<kE, kInverse>(it_next, row_next, th, y);
+    }
+    rows_finish<kE, kInverse, kFused, kOtf>(t, it, row, th, sm + r * kStride, x);
+    if (!more) break;
+    __syncwarp();  // the row's threads are done reading srow before the next tile writes it
+    tile = next;
+    it = it_next;
+    row = row_next;
+#pragma unroll
+    for (u32 k = 0; k < E; ++k)
+      x[k] = y[k];
   }
 }
 
@@ -674,12 +748,50 @@ struct LaunchFlags {
   bool epilogue;  // forward: some limbs take the sub_mul epilogue
 };
 
+// A row launch: the one-tile kernel, or the persistent kernel on at most cfg.rows_resident blocks
+// per SM (capped by the occupancy the kernel reaches), never more blocks than tiles, as
+// cfg.rows_persistent_tiles picks. The SM count and the occupancy are read from the device
+// once per kernel.
+template <int kE, bool kInverse, bool kFused, int kOtf>
+void launch_rows(const RingTables& t, const NttBatch& b, u32 limbs, const NttConfig& cfg,
+                 cudaStream_t s) {
+  constexpr u32 L = 2 * kE, kTilesPerLimb = (1u << L) / (256u >> kE);
+  const auto kernel = ntt_rows_reg_persistent<kE, kInverse, kFused, kOtf>;
+  struct Residency {
+    u32 sms, blocks_per_sm;
+  };
+  static const Residency res = [&] {
+    int dev = 0, sms = 0, blocks = 0;
+    THEO_CUDA_CHECK(cudaGetDevice(&dev));
+    THEO_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    THEO_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, 256, 0));
+    return Residency{static_cast<u32>(std::max(sms, 1)), static_cast<u32>(std::max(blocks, 1))};
+  }();
+  const u32 tiles = kTilesPerLimb * limbs;
+  const u32 capacity = res.sms * std::min(cfg.rows_resident, res.blocks_per_sm);
+  // Limits in half tiles per block. The forward kernel with the ModDown / rescale epilogue loads a
+  // second operand per tile and measured slower in the persistent form at two tiles per block
+  // (rescale at 25 limbs, 1.94 tiles: +3.5% on the H100) but faster at 1.05-1.13 (rescale and
+  // ModDown at 14 limbs: -6%), so it gets at most 1.5.
+  const std::size_t half_tiles = !kInverse && kFused
+                                     ? std::min<std::size_t>(2 * cfg.rows_persistent_tiles, 3)
+                                     : 2 * std::size_t{cfg.rows_persistent_tiles};
+  const bool persistent =
+      cfg.rows_resident > 0 && 2 * std::size_t{tiles} <= std::size_t{capacity} * half_tiles;
+  if (!persistent) {
+    launch_kernel(ntt_rows_reg<kE, kInverse, kFused, kOtf>, dim3(kTilesPerLimb, limbs), 256, 0, s,
+                  t, b);
+    return;
+  }
+  launch_kernel(kernel, dim3(std::min(tiles, capacity)), 256, 0, s, t, b, tiles);
+}
+
 template <int kE>
 void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, bool inverse,
-             u32 otf, cudaStream_t s) {
+             u32 otf, const NttConfig& cfg, cudaStream_t s) {
   constexpr u32 L = 2 * kE;
   if (t.log_n != 2 * L) throw BackendError("run_reg: the register NTT kernels need N = 2^(4 e)");
-  const dim3 grid_c(1u << (t.log_n - L - 5), limbs), grid_r((1u << L) / (256u >> kE), limbs);
+  const dim3 grid_c(1u << (t.log_n - L - 5), limbs);
   const u32 threads_c = 32u << kE;
   if (!inverse) {
     with_flag(f.consts, [&](auto kc) {
@@ -691,16 +803,14 @@ void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, b
     THEO_CUDA_CHECK_LAUNCH();
     with_flag(f.epilogue, [&](auto kf) {
       with_otf_stages<kE>(otf, [&](auto ko) {
-        launch_kernel(ntt_rows_reg<kE, false, decltype(kf)::value, decltype(ko)::value>, grid_r,
-                      256, 0, s, t, b);
+        launch_rows<kE, false, decltype(kf)::value, decltype(ko)::value>(t, b, limbs, cfg, s);
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
   } else {
     with_flag(f.echo, [&](auto kf) {
       with_otf_stages<kE>(otf, [&](auto ko) {
-        launch_kernel(ntt_rows_reg<kE, true, decltype(kf)::value, decltype(ko)::value>, grid_r, 256,
-                      0, s, t, b);
+        launch_rows<kE, true, decltype(kf)::value, decltype(ko)::value>(t, b, limbs, cfg, s);
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
@@ -748,9 +858,9 @@ void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u3
   if (cfg.fast && (log_n == 12 || log_n == 16) && (cfg.log_n1 == 0 || cfg.log_n1 == log_n / 2)) {
     const u32 otf = t.fwd_rowf != nullptr && t.inv_rowf != nullptr ? cfg.row_otf : 0;
     if (log_n == 16)
-      run_reg<4>(t, b, limbs, f, inverse, otf, s);
+      run_reg<4>(t, b, limbs, f, inverse, otf, cfg, s);
     else
-      run_reg<3>(t, b, limbs, f, inverse, otf, s);
+      run_reg<3>(t, b, limbs, f, inverse, otf, cfg, s);
     return;
   }
   const u32 log_n1 = cfg.log_n1 ? std::min(cfg.log_n1, log_n - 2) : log_n / 2;
