@@ -951,6 +951,7 @@ std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuni
   tuning_from_env("THEO_NTT_ROW_OTF", t.ntt.row_otf);
   tuning_from_env("THEO_NTT_ROWS_RESIDENT", t.ntt.rows_resident);
   tuning_from_env("THEO_NTT_ROWS_PERSISTENT_TILES", t.ntt.rows_persistent_tiles);
+  tuning_from_env("THEO_NTT_COLS_WIDE", t.ntt.cols_wide);
   return std::make_unique<CudaBackend>(ring, t);
 }
 cudaStream_t stream_of(Backend& be) {

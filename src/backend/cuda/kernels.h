@@ -81,6 +81,9 @@ struct NttConfig {
   // occupancy does.
   u32 rows_resident = 3;
   u32 rows_persistent_tiles = 2;
+  // Register column kernels at N = 2^16: a launch that fits one wave of two 512-thread blocks per
+  // SM takes the 64-register build instead of the 40-register one (three blocks per SM); 0: never.
+  u32 cols_wide = 1;
 };
 
 // One poly of an NTT launch. Its limbs in the launch are listed by NttLimb; limb l of it is read

@@ -490,11 +490,13 @@ __device__ __forceinline__ void reg_stages_b(u32 (&x)[1 << kE], const u32* tw, c
 
 // Columns: a warp is 32 adjacent columns at one position p, so every global access is a full
 // 128-byte line and every shared access (sm[p * 32 + lane]) is conflict-free. 32 T threads.
-// Launch bounds: at N = 2^16 three 512-thread blocks per SM (40 registers, no spills with the Shoup
-// butterflies), so 48 limbs (384 blocks) are one wave on 132 SMs instead of 1.45.
+// Launch bounds: kMinBlocks blocks per SM. At N = 2^16 the default is three 512-thread blocks
+// (40 registers, no spills with the Shoup butterflies), so 48 limbs (384 blocks) are one wave on
+// 132 SMs instead of 1.45; launches that fit one wave of two blocks per SM may take the
+// 64-register build (NttConfig::cols_wide).
 // Forward: the first phase (reads src; kEcho: echoes it); inverse: the last one (in place).
-template <int kE, bool kInverse, bool kConst, bool kEcho>
-__global__ void __launch_bounds__(32 << kE, kE == 4 ? 3 : 4)
+template <int kE, bool kInverse, bool kConst, bool kEcho, int kMinBlocks>
+__global__ void __launch_bounds__(32 << kE, kMinBlocks)
     ntt_cols_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
   pdl_entry();
   static_assert(!(kInverse && kEcho), "the inverse column phase is the last one");
@@ -748,6 +750,17 @@ struct LaunchFlags {
   bool epilogue;  // forward: some limbs take the sub_mul epilogue
 };
 
+// The device's SM count, read once.
+u32 device_sms() {
+  static const u32 sms = [] {
+    int dev = 0, n = 0;
+    THEO_CUDA_CHECK(cudaGetDevice(&dev));
+    THEO_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return static_cast<u32>(std::max(n, 1));
+  }();
+  return sms;
+}
+
 // A row launch: the one-tile kernel, or the persistent kernel on at most cfg.rows_resident blocks
 // per SM (capped by the occupancy the kernel reaches), never more blocks than tiles, as
 // cfg.rows_persistent_tiles picks. The SM count and the occupancy are read from the device
@@ -761,11 +774,9 @@ void launch_rows(const RingTables& t, const NttBatch& b, u32 limbs, const NttCon
     u32 sms, blocks_per_sm;
   };
   static const Residency res = [&] {
-    int dev = 0, sms = 0, blocks = 0;
-    THEO_CUDA_CHECK(cudaGetDevice(&dev));
-    THEO_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int blocks = 0;
     THEO_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, 256, 0));
-    return Residency{static_cast<u32>(std::max(sms, 1)), static_cast<u32>(std::max(blocks, 1))};
+    return Residency{device_sms(), static_cast<u32>(std::max(blocks, 1))};
   }();
   const u32 tiles = kTilesPerLimb * limbs;
   const u32 capacity = res.sms * std::min(cfg.rows_resident, res.blocks_per_sm);
@@ -786,18 +797,31 @@ void launch_rows(const RingTables& t, const NttBatch& b, u32 limbs, const NttCon
   launch_kernel(kernel, dim3(std::min(tiles, capacity)), 256, 0, s, t, b, tiles);
 }
 
+// A column launch: the default build, or at N = 2^16 the two-blocks-per-SM build (64 registers)
+// when cfg.cols_wide and the launch fits one wave of it.
+template <int kE, bool kInverse, bool kConst, bool kEcho>
+void launch_cols(const RingTables& t, const NttBatch& b, u32 limbs, const NttConfig& cfg,
+                 cudaStream_t s) {
+  constexpr u32 L = 2 * kE;
+  const dim3 grid(1u << (t.log_n - L - 5), limbs);
+  constexpr int kNarrow = kE == 4 ? 3 : 4, kWide = kE == 4 ? 2 : 4;
+  if (kWide != kNarrow && cfg.cols_wide != 0 &&
+      std::size_t{grid.x} * limbs <= std::size_t{device_sms()} * kWide) {
+    launch_kernel(ntt_cols_reg<kE, kInverse, kConst, kEcho, kWide>, grid, 32u << kE, 0, s, t, b);
+    return;
+  }
+  launch_kernel(ntt_cols_reg<kE, kInverse, kConst, kEcho, kNarrow>, grid, 32u << kE, 0, s, t, b);
+}
+
 template <int kE>
 void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, bool inverse,
              u32 otf, const NttConfig& cfg, cudaStream_t s) {
   constexpr u32 L = 2 * kE;
   if (t.log_n != 2 * L) throw BackendError("run_reg: the register NTT kernels need N = 2^(4 e)");
-  const dim3 grid_c(1u << (t.log_n - L - 5), limbs);
-  const u32 threads_c = 32u << kE;
   if (!inverse) {
     with_flag(f.consts, [&](auto kc) {
       with_flag(f.echo, [&](auto ke) {
-        launch_kernel(ntt_cols_reg<kE, false, decltype(kc)::value, decltype(ke)::value>, grid_c,
-                      threads_c, 0, s, t, b);
+        launch_cols<kE, false, decltype(kc)::value, decltype(ke)::value>(t, b, limbs, cfg, s);
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
@@ -814,7 +838,7 @@ void run_reg(const RingTables& t, const NttBatch& b, u32 limbs, LaunchFlags f, b
       });
     });
     THEO_CUDA_CHECK_LAUNCH();
-    launch_kernel(ntt_cols_reg<kE, true, true, false>, grid_c, threads_c, 0, s, t, b);
+    launch_cols<kE, true, true, false>(t, b, limbs, cfg, s);
     THEO_CUDA_CHECK_LAUNCH();
   }
 }
