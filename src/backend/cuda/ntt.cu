@@ -660,8 +660,8 @@ __device__ __forceinline__ void rows_finish(const RingTables& t, const Item& it,
   }
 }
 
-// One tile per block: grid (2^L / rows per block, limbs). Six blocks per SM (40 registers; the
-// forward kernel spills one 8-byte value): 48 limbs at N = 2^16 (768 blocks) are one wave.
+// One tile per block: grid (2^L / rows per block, limbs). Six blocks per SM (40 registers): 48
+// limbs at N = 2^16 (768 blocks) are one wave.
 template <int kE, bool kInverse, bool kFused, int kOtf>
 __global__ void __launch_bounds__(256, 6)
     ntt_rows_reg(const __grid_constant__ RingTables t, const __grid_constant__ NttBatch b) {
@@ -770,16 +770,13 @@ void launch_rows(const RingTables& t, const NttBatch& b, u32 limbs, const NttCon
                  cudaStream_t s) {
   constexpr u32 L = 2 * kE, kTilesPerLimb = (1u << L) / (256u >> kE);
   const auto kernel = ntt_rows_reg_persistent<kE, kInverse, kFused, kOtf>;
-  struct Residency {
-    u32 sms, blocks_per_sm;
-  };
-  static const Residency res = [&] {
+  static const u32 occupancy = [&] {
     int blocks = 0;
     THEO_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, 256, 0));
-    return Residency{device_sms(), static_cast<u32>(std::max(blocks, 1))};
+    return static_cast<u32>(std::max(blocks, 1));
   }();
   const u32 tiles = kTilesPerLimb * limbs;
-  const u32 capacity = res.sms * std::min(cfg.rows_resident, res.blocks_per_sm);
+  const u32 capacity = device_sms() * std::min(cfg.rows_resident, occupancy);
   // Limits in half tiles per block. The forward kernel with the ModDown / rescale epilogue loads a
   // second operand per tile and measured slower in the persistent form at two tiles per block
   // (rescale at 25 limbs, 1.94 tiles: +3.5% on the H100) but faster at 1.05-1.13 (rescale and
