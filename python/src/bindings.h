@@ -27,6 +27,7 @@
 
 #include "theo/math/prime_system.h"
 #include "theo/ring/automorphism.h"
+#include "theo/ring/traffic.h"
 #include "theo/theodosian.h"
 
 namespace nb = nanobind;
@@ -48,6 +49,11 @@ struct Session {
   // Evaluation keys attached to the Context (read and written with the GIL held).
   std::shared_ptr<const theo::RelinKey> relin_key;
   std::shared_ptr<const theo::GaloisKeys> galois_keys;
+  // Context(..., trace=True): the recorder the backend is wrapped with (off until
+  // Context._trace_begin), and the open scope of the running trace (trace_bindings.cpp).
+  std::shared_ptr<theo::TrafficRecorder> recorder;
+  std::unique_ptr<theo::TrafficScope> trace_scope;
+  std::string trace_label;
 };
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -510,5 +516,9 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+
+// Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
+// by theodosian.sim.tracing).
+void bind_trace(nb::class_<WContext>& context);
 
 }  // namespace theopy

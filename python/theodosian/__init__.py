@@ -72,44 +72,54 @@ _locate_core()
 try:
     from . import _core
 except ImportError as _exc:  # pragma: no cover - only without a built extension
-    raise ImportError(
+    # The pure-Python parts (theodosian.sim) work without it; everything else raises this.
+    _core = None
+    _core_error = ImportError(
         "theodosian: the compiled extension theodosian._core is missing or failed to load "
         f"({_exc}). Install the package with `pip install .` from the repository root, or put a "
         "build's python/ folder (configured with -DTHEO_BUILD_PYTHON=ON) on PYTHONPATH."
-    ) from _exc
+    )
 
-from ._core import (
-    BootstrappingKeys,
-    Bootstrapper,
-    ChebyshevSeries,
-    Ciphertext,
-    Context,
-    Decryptor,
-    DiagonalMatrix,
-    Encoder,
-    Encryptor,
-    EvalMod,
-    EvalModParams,
-    Evaluator,
-    GaloisKeys,
-    KeyGenerator,
-    LinearTransform,
-    Parameters,
-    Plaintext,
-    PolynomialEvaluator,
-    PublicKey,
-    RelinKey,
-    SecretKey,
-    chebyshev_fit,
-    chebyshev_max_error,
-    coeff_to_slot_matrices,
-    cuda_available,
-    max_log2_pq_128,
-    presets,
-    slot_to_coeff_matrices,
-)
+    def __getattr__(name: str):
+        # the extension's names raise why it is missing; anything else (e.g. the submodule
+        # "sim", which `from theodosian import sim` looks up first) is an ordinary miss
+        if name in __all__ and name != "__version__" or name == "__version__":
+            raise _core_error
+        raise AttributeError(f"module 'theodosian' has no attribute {name!r}")
 
-__version__: str = str(getattr(_core, "__version__"))
+if _core is not None:
+    from ._core import (
+        BootstrappingKeys,
+        Bootstrapper,
+        ChebyshevSeries,
+        Ciphertext,
+        Context,
+        Decryptor,
+        DiagonalMatrix,
+        Encoder,
+        Encryptor,
+        EvalMod,
+        EvalModParams,
+        Evaluator,
+        GaloisKeys,
+        KeyGenerator,
+        LinearTransform,
+        Parameters,
+        Plaintext,
+        PolynomialEvaluator,
+        PublicKey,
+        RelinKey,
+        SecretKey,
+        chebyshev_fit,
+        chebyshev_max_error,
+        coeff_to_slot_matrices,
+        cuda_available,
+        max_log2_pq_128,
+        presets,
+        slot_to_coeff_matrices,
+    )
+
+    __version__: str = str(getattr(_core, "__version__"))
 
 __all__ = [
     "__version__",

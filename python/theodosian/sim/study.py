@@ -1,0 +1,109 @@
+"""The HMC-FHE study on this library's traces (docs/sim.md, "The study"):
+
+* the paper's configuration (Table III): GPU only (paper-baseline: 56 SMs, 480 GB/s) against the
+  GPU-HMC machine of equal peak compute and external bandwidth (paper-gpu-hmc: 40 SMs + 4 cubes
+  of 4 SMs) under Serial (offload + BaCP), Pipe (+ pipelining) and full (+ kernel tuning), the
+  paper's Fig. 11;
+* scaling over 1, 2, 4, 8 cubes (each with its own links and engines; Fig. 13);
+* per paper kernel, the summed op time GPU only vs full (Fig. 10(b));
+* the same ablation for a modern GPU: the measured H100 alone vs the H100 with HBM-PIM-like
+  engines in its five HBM3 stacks (h100-hbm-pim).
+
+Each point is one JSON record {"record": "speedup", "workload", "machine", "techniques",
+"hmc_count", "speedup", ...}; plots.py draws them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+from dataclasses import dataclass
+
+from .affinity import cai, table
+from .kernels import work
+from .machine import Machine, find_machine
+from .model import Model
+from .schedule import Schedule, Techniques, simulate
+from .trace import Trace
+
+ABLATION = ("serial", "pipe", "full")
+SCALING = (1, 2, 4, 8)
+
+
+@dataclass
+class Setting:
+    """One comparison: a GPU-only baseline machine and a GPU + near-memory machine."""
+
+    name: str
+    baseline: Machine
+    hetero: Machine
+
+
+def paper_setting() -> Setting:
+    return Setting("paper", find_machine("paper-baseline"), find_machine("paper-gpu-hmc"))
+
+
+def h100_setting() -> Setting:
+    return Setting("h100-pim", find_machine("h100"), find_machine("h100-hbm-pim"))
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _record(tr: Trace, s: Schedule, base: Schedule, setting: str, baseline: Machine) -> dict:
+    return {"record": "speedup", "workload": tr.name, "synthetic": bool(tr.meta.get("synthetic")),
+            "setting": setting, "machine": s.machine.name, "baseline_machine": baseline.name,
+            "techniques": s.techniques.label(),
+            "hmc_count": s.machine.hmc.cubes if s.machine.hmc is not None else 0,
+            "speedup": base.makespan_us / s.makespan_us, "time_us": s.makespan_us,
+            "baseline_us": base.makespan_us, "energy_j": s.energy_j["total"],
+            "baseline_energy_j": base.energy_j["total"],
+            "energy_ratio": base.energy_j["total"] / s.energy_j["total"],
+            "utilization": s.utilization(), "device": "simulated"}
+
+
+def run_workload(tr: Trace, setting: Setting, model: Model, *, scaling: bool = True,
+                 kernels: bool = False) -> tuple[list[dict], dict]:
+    """The ablation (and scaling) records of one workload under one setting; extra: the
+    schedules and per-kernel times for plots."""
+    base = simulate(tr, setting.baseline, model, Techniques.preset("baseline"))
+    recs = [{**_record(tr, base, base, setting.name, setting.baseline), "techniques": "baseline"}]
+    extra: dict = {"baseline": base}
+    for p in ABLATION:
+        s = simulate(tr, setting.hetero, model, Techniques.preset(p))
+        recs.append(_record(tr, s, base, setting.name, setting.baseline))
+        extra[p] = s
+    if scaling and setting.hetero.hmc is not None:
+        for c in SCALING:
+            m = setting.hetero.with_cubes(c)
+            s = simulate(tr, m, model, Techniques.preset("full"))
+            r = _record(tr, s, base, setting.name, setting.baseline)
+            r["study"] = "scaling"
+            recs.append(r)
+    if kernels:
+        b, f = base.per_kernel_us(), extra["full"].per_kernel_us()
+        extra["kernels"] = {k: {"baseline_us": b[k], "full_us": f.get(k, 0.0),
+                                "speedup": b[k] / f[k] if f.get(k) else None} for k in b}
+        for k, v in extra["kernels"].items():
+            recs.append({"record": "kernel_speedup", "workload": tr.name, "kernel": k,
+                         "setting": setting.name, "machine": setting.hetero.name,
+                         "techniques": "full", **v})
+    return recs, extra
+
+
+def affinity_records(traces: list[Trace], m: Machine, model: Model) -> list[dict]:
+    works = [(work(o, model), o.count) for tr in traces for o in tr.ops if not o.is_marker]
+    return [{"record": "affinity", "machine": m.name, "cai": cai(m), "c1": model.c1,
+             "kernel": r.kernel, "calls": r.calls, "mai": r.mai, "smai": r.smai, "ratio": r.ratio,
+             "theta": r.theta, "affinity": r.affinity} for r in table(works, m, model)]
+
+
+def header(model: Model, notes: str = "") -> dict:
+    return {"record": "header", "mode": "hmc-sim", "git_commit": git_commit(),
+            "date": datetime.date.today().isoformat(), "device": "simulated (theodosian.sim)",
+            "model": model.source, "notes": notes}
