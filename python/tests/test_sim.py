@@ -332,3 +332,28 @@ def test_tracing_records_a_run():
     with pytest.raises(ValueError):
         with tracing.record(plain):
             pass
+
+
+# ---- calibration --------------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_committed_model_is_what_the_fit_gives():
+    from theodosian.sim import calibrate
+
+    ring_path = os.path.join(ROOT, "bench/results/h100-ops-2026-11-25.json")
+    ncu_path = os.path.join(ROOT, "bench/results/h100-ncu-keyswitch-2026-11-25c.json")
+    if not (os.path.exists(ring_path) and os.path.exists(ncu_path)):
+        pytest.skip("bench/results not in this checkout")
+    ring = {k: v for k, v in measured.bench_ops(ring_path).items() if k[0] in measured.RING_CASES}
+    ncu = measured.ncu_kernels(ncu_path)
+    ks = sim.find_trace("bootparam_40-keyswitch")
+    assert len(calibrate.op_times(ks, ncu, MEASURED)) == 10  # 15 kernels onto 10 ops
+    new, rep = calibrate.fit(MEASURED, sim.find_machine("h100"), ring, ks, ncu, {})
+    for f, fam in new.families.items():
+        for k in ("compute_factor", "memory_factor", "kernel_fixed_us", "instr_per_mac"):
+            assert fam[k] == pytest.approx(MEASURED.families[f][k], rel=1e-3), (f, k)
+    # in-sample sanity: the fitted key switch's families within 15%
+    for r in calibrate.validate_families(ks, ncu, sim.find_machine("h100"), new, "ks", "h100", ""):
+        assert abs(r["error_pct"]) < 15, r

@@ -33,7 +33,7 @@ from .trace import bundled_traces_dir, find_trace, load_trace
 
 
 def _model(args):
-    return load_model(getattr(args, "model", None))
+    return load_model(getattr(args, "model", None), getattr(args, "model_variant", None))
 
 
 def cmd_machines(args) -> int:
@@ -177,48 +177,46 @@ def cmd_validate(args) -> int:
 
 
 def cmd_study(args) -> int:
-    model = _model(args)
+    base_model = _model(args)
     traces_paper = {w: _trace_in(args.traces, f"{args.paper_prefix}-{w}") for w in args.workloads}
     traces_h100 = {w: _trace_in(args.traces, f"{args.h100_prefix}-{w}") for w in args.workloads}
-    missing = [k for k, v in {**traces_paper}.items() if v is None]
-    if args.resnet:
-        try:
-            traces_paper["resnet20"] = synth.resnet20(
-                f"{args.paper_prefix}-boot", f"{args.paper_prefix}-l14", args.traces)
-            traces_h100["resnet20"] = synth.resnet20(
-                f"{args.h100_prefix}-boot", f"{args.h100_prefix}-l14", args.traces)
-        except SimInputError as e:
-            print(f"resnet20: skipped ({e})", file=sys.stderr)
+    missing = [f"{args.paper_prefix}-{k}" for k, v in traces_paper.items() if v is None] + \
+        [f"{args.h100_prefix}-{k}" for k, v in traces_h100.items() if v is None]
     if missing:
         raise SimInputError(args.traces or bundled_traces_dir(), "--workloads",
-                            f"no trace for {missing} (prefix {args.paper_prefix})")
-    recs: list[dict] = [study.header(model, "HMC-FHE study (simulated)")]
+                            f"no trace {missing}")
+    if args.resnet:
+        traces_paper["resnet20"] = synth.resnet20(
+            f"{args.paper_prefix}-boot", f"{args.paper_prefix}-l14", args.traces)
+        traces_h100["resnet20"] = synth.resnet20(
+            f"{args.h100_prefix}-boot", f"{args.h100_prefix}-l14", args.traces)
+    recs: list[dict] = [study.header(base_model, "HMC-FHE study (simulated)")]
     extras: dict = {"timelines": {}}
     paper, h100 = study.paper_setting(), study.h100_setting()
-    recs += study.affinity_records([t for t in traces_paper.values() if t is not None],
-                                   paper.hetero, model)
-    for setting, trs in ((paper, traces_paper), (h100, traces_h100)):
+    runs = [(paper, traces_paper, v) for v in args.paper_kernels] + \
+        [(h100, traces_h100, v) for v in args.h100_kernels]
+    for setting, trs, variant in runs:
+        model = base_model.with_variant(variant)
+        recs += study.affinity_records(list(trs.values()), setting.hetero, model)
+        print(f"== {setting.name}, kernels {variant}", file=sys.stderr)
+        print(aff.format_table(aff.table(
+            [(work(o, model), o.count) for t in trs.values() for o in t.ops if not o.is_marker],
+            setting.hetero, model), setting.hetero, model), file=sys.stderr)
         for w, tr in trs.items():
-            if tr is None:
-                continue
-            print(f"{setting.name}: {w} ({len(tr.ops)} ops) ...", file=sys.stderr, flush=True)
-            r, ex = study.run_workload(tr, setting, model,
-                                       kernels=(setting is paper and w == "resnet20"))
+            print(f"{setting.name} / {variant}: {w} ({len(tr.ops)} ops) ...", file=sys.stderr,
+                  flush=True)
+            r, ex = study.run_workload(tr, setting, model, kernels=(w == "resnet20"))
             recs += r
-            if setting is paper and w in ("hmult", "hrot"):
-                extras["timelines"][f"{w}-paper"] = {
+            if setting is paper and variant == args.paper_kernels[0] and w in ("hmult", "hrot"):
+                extras["timelines"][f"{w}-paper-{variant}"] = {
                     "GPU only (56 SMs)": ex["baseline"], "Serial": ex["serial"],
                     "Pipe": ex["pipe"], "full": ex["full"]}
-    print(aff.format_table(aff.table(
-        [(work(o, model), o.count) for t in traces_paper.values() if t is not None
-         for o in t.ops if not o.is_marker], paper.hetero, model), paper.hetero, model))
-    print()
-    print(f"{'setting':<9} {'workload':<26} {'machine':<22} {'techniques':<10} {'cubes':>5} "
-          f"{'speedup':>8} {'energy x':>8}")
+    print(f"{'setting':<9} {'kernels':<12} {'workload':<34} {'machine':<20} {'techniques':<9} "
+          f"{'cubes':>5} {'speedup':>8} {'energy x':>8}")
     for r in recs:
         if r.get("record") == "speedup":
-            print(f"{r['setting']:<9} {r['workload']:<26} {r['machine']:<22} "
-                  f"{r['techniques']:<10} {r['hmc_count']:>5} {r['speedup']:>8.2f} "
+            print(f"{r['setting']:<9} {r['kernels']:<12} {r['workload']:<34} {r['machine']:<20} "
+                  f"{r['techniques']:<9} {r['hmc_count']:>5} {r['speedup']:>8.2f} "
                   f"{r['energy_ratio']:>8.2f}")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
@@ -258,6 +256,7 @@ def main(argv=None) -> int:
                    help="baseline|serial|pipe|full or a list of offload,bacp,pipeline,tuning")
     p.add_argument("--launch", default="graph", choices=("graph", "stream"))
     p.add_argument("--model")
+    p.add_argument("--model-variant", help="a kernel variant of the model (e.g. lean-innerp)")
     p.add_argument("--compare", action="store_true", help="also without any technique")
     p.add_argument("--json")
     p.add_argument("--timeline", help="PNG Gantt chart of the schedule")
@@ -267,6 +266,7 @@ def main(argv=None) -> int:
     p.add_argument("traces", nargs="*")
     p.add_argument("--machine", default="paper-gpu-hmc")
     p.add_argument("--model")
+    p.add_argument("--model-variant")
     p.set_defaults(fn=cmd_affinity)
 
     p = sub.add_parser("study", help="the HMC-FHE study: ablation, scaling, what-if")
@@ -275,6 +275,9 @@ def main(argv=None) -> int:
     p.add_argument("--no-resnet", dest="resnet", action="store_false")
     p.add_argument("--paper-prefix", default="bootparam_40-c6")
     p.add_argument("--h100-prefix", default="bootparam_40")
+    p.add_argument("--paper-kernels", nargs="+", default=["lean-innerp", "measured"],
+                   help="model variants for the paper setting (first: the plotted timeline)")
+    p.add_argument("--h100-kernels", nargs="+", default=["measured", "lean-innerp"])
     p.add_argument("--model")
     p.add_argument("--out")
     p.add_argument("--plots")

@@ -7,9 +7,11 @@ Fit (``python -m theodosian.sim fit``), on one card:
    MACs of the same family (the same key switch traced with the same L2 batching);
 2. per family, kernel_fixed_us and one efficiency factor -- compute_factor when the family's
    largest fitted case is issue-bound in the roofline, else memory_factor -- minimizing the
-   squared relative error of the predicted single-op times of theo_bench's ring cases (ntt,
-   intt, bconv_modup, key_mult, add, ...; CUDA events, launched on a stream) over every measured
-   size (FIT_CASES).
+   squared relative error of the predicted times of (a) theo_bench's ring cases (ntt, intt,
+   bconv_modup, key_mult, add, ...; single ops repeated on the same buffers, CUDA events, launched
+   on a stream) over every measured size (FIT_CASES) and (b) the ops of that same key switch
+   (Nsight kernel durations, the ops in their real context: inputs from the previous op, keys
+   from DRAM).
 
 Validation (``python -m theodosian.sim validate``) then compares the prediction with data the fit
 did not use: per-family Nsight kernel time inside whole ops (a key switch, a bootstrapping), and
@@ -26,7 +28,7 @@ from .kernels import FAMILIES, work
 from .machine import Machine
 from .measured import RING_CASES, family_sums, kernel_family, ring_case_op
 from .model import Model
-from .schedule import Techniques, simulate
+from .schedule import Techniques, build, simulate
 from .trace import Trace
 
 GPU_ONLY = Techniques(False, False, False, False)
@@ -85,21 +87,57 @@ def _bound(case: str, limbs: int, m: Machine, model: Model) -> str:
     return "compute" if t_issue > t_mem else "memory"
 
 
+def op_times(trace: Trace, ncu: list[dict], model: Model) -> list[tuple[int, float]]:
+    """(op index, measured us) for each op of ``trace`` from the Nsight kernels of the same run:
+    kernels in issue order, as many per op as it launches (two per NTT at N > 2^12). Empty when
+    the counts do not match (a different op sequence)."""
+    ops = [(i, o) for i, o in enumerate(trace.expanded()) if not o.is_marker]
+    need = [work(o, model).launches for _, o in ops]
+    if sum(need) != len(ncu):
+        return []
+    out, k = [], 0
+    for (i, _o), n in zip(ops, need):
+        out.append((i, sum(x["us"] for x in ncu[k:k + n])))
+        k += n
+    return out
+
+
+def _predict_ops(trace: Trace, m: Machine, model: Model) -> dict[int, float]:
+    """Per op index: its predicted kernel time (no launch gap), in the trace's context."""
+    b, _ = build(trace, kernel_time_machine(m), model, GPU_ONLY, "graph")
+    out: dict[int, float] = {}
+    for t in b.tasks:
+        out[t.op_index] = out.get(t.op_index, 0.0) + t.cost.us
+    return out
+
+
 def fit_factors(ring: dict[tuple[str, int], float], m: Machine, model: Model,
-                cases: dict[str, tuple[str, ...]] | None = None) -> dict:
+                cases: dict[str, tuple[str, ...]] | None = None,
+                ks_trace: Trace | None = None, ks_ops: list[tuple[int, float]] | None = None
+                ) -> dict:
     """Per family: kernel_fixed_us and compute_factor or memory_factor (see the module doc)
     minimizing sum (pred / measured - 1)^2 over the family's ring cases (``cases``: which cases
-    fit each family; default all of them; the others are reported as held out)."""
+    fit each family; default all; the others are reported as held out) and the family's ops of
+    one measured key switch (``ks_trace`` with ``ks_ops`` from op_times)."""
     out = {}
+    ks_ops = ks_ops or []
+    ks_fam = {}
+    if ks_trace is not None:
+        ops = ks_trace.expanded()
+        ks_fam = {i: work(ops[i], model).family for i, _ in ks_ops}
     for f in FAMILIES:
         use = cases.get(f) if cases else None
         pts = [(c, lim, us) for (c, lim), us in ring.items()
                if RING_CASES.get(c) == f and (use is None or c in use)]
-        if not pts:
+        kpts = [(i, us) for i, us in ks_ops if ks_fam.get(i) == f]
+        if not pts and not kpts:
             continue
-        big = max(pts, key=lambda p: p[1])
-        factor = "compute_factor" if _bound(big[0], big[1], m, model) == "compute" \
-            else "memory_factor"
+        if pts:
+            big = max(pts, key=lambda p: p[1])
+            bound = _bound(big[0], big[1], m, model)
+        else:
+            bound = "compute" if f in ("NTT", "BConv") else "memory"
+        factor = "compute_factor" if bound == "compute" else "memory_factor"
 
         def with_(k: float, c0: float) -> Model:
             return replace(model, families={**model.families, f: {
@@ -107,11 +145,15 @@ def fit_factors(ring: dict[tuple[str, int], float], m: Machine, model: Model,
 
         def loss(k: float, c0: float) -> float:
             mm = with_(k, c0)
-            return sum((_predict_ring(c, lim, m, mm) / us - 1.0) ** 2 for c, lim, us in pts)
+            e = sum((_predict_ring(c, lim, m, mm) / us - 1.0) ** 2 for c, lim, us in pts)
+            if kpts:
+                pred = _predict_ops(ks_trace, m, mm)
+                e += sum((pred[i] / us - 1.0) ** 2 for i, us in kpts)
+            return e
 
         def best_k(c0: float) -> tuple[float, float]:
             lo, hi = math.log(0.2), math.log(10.0)
-            for _ in range(60):  # golden section on log k
+            for _ in range(40):  # golden section on log k
                 a = hi - (hi - lo) * 0.618
                 b = lo + (hi - lo) * 0.618
                 if loss(math.exp(a), c0) < loss(math.exp(b), c0):
@@ -121,7 +163,7 @@ def fit_factors(ring: dict[tuple[str, int], float], m: Machine, model: Model,
             k = math.exp((lo + hi) / 2)
             return loss(k, c0), k
 
-        grid = [x * 0.1 for x in range(0, 81)]
+        grid = [x * 0.25 for x in range(0, 33)]
         l, k, c0 = min((*best_k(c), c) for c in grid)
         mm = with_(k, c0)
 
@@ -131,12 +173,19 @@ def fit_factors(ring: dict[tuple[str, int], float], m: Machine, model: Model,
                      "error_pct": 100 * (_predict_ring(c, lim, m, mm) / us - 1)}
                     for c, lim, us in sorted(ps)]
 
-        out[f] = {"factor": factor, factor: k, "kernel_fixed_us": c0,
-                  "rms_rel_error": math.sqrt(l / len(pts)), "points": rows(pts)}
+        res = {"factor": factor, factor: k, "kernel_fixed_us": c0,
+               "rms_rel_error": math.sqrt(l / max(1, len(pts) + len(kpts))), "points": rows(pts)}
+        if kpts:
+            pred = _predict_ops(ks_trace, m, mm)
+            ops = ks_trace.expanded()
+            res["keyswitch_ops"] = [{"op": ops[i].op, "scope": ops[i].scope, "limbs": ops[i].limbs,
+                                     "measured_us": us, "simulated_us": pred[i],
+                                     "error_pct": 100 * (pred[i] / us - 1)} for i, us in kpts]
         others = [(c, lim, us) for (c, lim), us in ring.items()
                   if RING_CASES.get(c) == f and use is not None and c not in use]
         if others:
-            out[f]["held_out"] = rows(others)
+            res["held_out"] = rows(others)
+        out[f] = res
     return out
 
 
@@ -158,7 +207,10 @@ def fit(model: Model, m: Machine, ring: dict, ks_trace: Trace | None, ncu: list[
             fams[f]["instr_per_mac"] = round(r["instr_per_mac"], 3)
         report["instructions"] = ins
     model2 = replace(model, families=fams)
-    tf = fit_factors(ring, m, model2, FIT_CASES)
+    ks_ops = op_times(ks_trace, ncu, model2) if (ks_trace is not None and ncu) else []
+    if ks_trace is not None and ncu and not ks_ops:
+        report["warning"] = "the ncu kernels do not match the key-switch trace's launches"
+    tf = fit_factors(ring, m, model2, FIT_CASES, ks_trace, ks_ops)
     for f, r in tf.items():
         fams[f][r["factor"]] = round(r[r["factor"]], 4)
         fams[f]["kernel_fixed_us"] = round(r["kernel_fixed_us"], 3)

@@ -16,10 +16,10 @@ def _plt():
     return plt
 
 
-def ablation(records: list[dict], path: str, setting: str, title: str) -> None:
+def ablation(records: list[dict], path: str, setting: str, title: str, kernels: str) -> None:
     plt = _plt()
     rows = [r for r in records if r.get("record") == "speedup" and r["setting"] == setting
-            and r.get("study") != "scaling"]
+            and r.get("kernels") == kernels and r.get("study") != "scaling"]
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     techs = ["baseline", "serial", "pipe", "full"]
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(workloads), 3.6))
@@ -33,7 +33,7 @@ def ablation(records: list[dict], path: str, setting: str, title: str) -> None:
             ax.text(x, y + 0.02, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
         del bars
     ax.set_xticks(range(len(workloads)))
-    ax.set_xticklabels(workloads, fontsize=8)
+    ax.set_xticklabels([w.replace("bootparam_40-", "") for w in workloads], fontsize=8)
     ax.set_ylabel("speedup over GPU only")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8, ncol=4, loc="upper left")
@@ -43,16 +43,18 @@ def ablation(records: list[dict], path: str, setting: str, title: str) -> None:
     plt.close(fig)
 
 
-def scaling(records: list[dict], path: str, setting: str, title: str) -> None:
+def scaling(records: list[dict], path: str, setting: str, title: str, kernels: str) -> None:
     plt = _plt()
-    rows = [r for r in records if r.get("study") == "scaling" and r["setting"] == setting]
+    rows = [r for r in records if r.get("study") == "scaling" and r["setting"] == setting
+            and r.get("kernels") == kernels]
     by = defaultdict(list)
     for r in rows:
         by[r["workload"]].append((r["hmc_count"], r["speedup"]))
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for w, pts in by.items():
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=w)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                label=w.replace("bootparam_40-", ""))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("HMC cubes (4 SMs and their links each)")
     ax.set_ylabel("speedup over GPU only")
@@ -64,10 +66,11 @@ def scaling(records: list[dict], path: str, setting: str, title: str) -> None:
     plt.close(fig)
 
 
-def kernels(records: list[dict], path: str, workload: str, title: str) -> None:
+def kernels(records: list[dict], path: str, workload: str, title: str, setting: str,
+            variant: str) -> None:
     plt = _plt()
     rows = [r for r in records if r.get("record") == "kernel_speedup" and r["workload"] == workload
-            and r.get("speedup")]
+            and r.get("speedup") and r["setting"] == setting and r.get("kernels") == variant]
     rows.sort(key=lambda r: -r["baseline_us"])
     fig, ax = plt.subplots(figsize=(6, 3.4))
     ax.bar([r["kernel"] for r in rows], [r["speedup"] for r in rows], color="tab:green")
@@ -114,19 +117,24 @@ def timeline(schedules: dict, path: str, title: str) -> None:
 def all_plots(records: list[dict], extras: dict, out_dir: str, prefix: str) -> list[str]:
     os.makedirs(out_dir, exist_ok=True)
     out = []
-    for setting, title in (("paper", "GPU-HMC (Table III) vs 56-SM GPU of equal compute and "
-                            "external bandwidth"),
-                           ("h100-pim", "H100 + HBM-PIM-like engines vs H100 alone")):
-        if any(r.get("setting") == setting for r in records):
-            p = os.path.join(out_dir, f"{prefix}-ablation-{setting}.png")
-            ablation(records, p, setting, title)
-            out.append(p)
-            p = os.path.join(out_dir, f"{prefix}-scaling-{setting}.png")
-            scaling(records, p, setting, title + ": scaling")
-            out.append(p)
-    for w in dict.fromkeys(r["workload"] for r in records if r.get("record") == "kernel_speedup"):
-        p = os.path.join(out_dir, f"{prefix}-kernels-{w}.png")
-        kernels(records, p, w, f"{w} on paper-gpu-hmc, per paper kernel")
+    titles = {"paper": "GPU-HMC (Table III) vs 56-SM GPU of equal compute and external bandwidth",
+              "h100-pim": "H100 + HBM-PIM-like engines vs H100 alone"}
+    combos = dict.fromkeys((r["setting"], r.get("kernels", "measured")) for r in records
+                           if r.get("record") == "speedup")
+    for setting, kv in combos:
+        t = f"{titles.get(setting, setting)}\n(kernels: {kv})"
+        p = os.path.join(out_dir, f"{prefix}-ablation-{setting}-{kv}.png")
+        ablation(records, p, setting, t, kv)
+        out.append(p)
+        p = os.path.join(out_dir, f"{prefix}-scaling-{setting}-{kv}.png")
+        scaling(records, p, setting, t, kv)
+        out.append(p)
+    kcombos = dict.fromkeys((r["workload"], r["setting"], r.get("kernels", "measured"))
+                            for r in records if r.get("record") == "kernel_speedup")
+    for w, setting, kv in kcombos:
+        p = os.path.join(out_dir, f"{prefix}-kernels-{setting}-{kv}.png")
+        kernels(records, p, w, f"{w.replace('bootparam_40-', '')}: {setting}, kernels {kv}",
+                setting, kv)
         out.append(p)
     for name, sch in extras.get("timelines", {}).items():
         p = os.path.join(out_dir, f"{prefix}-timeline-{name}.png")

@@ -55,9 +55,10 @@ def git_commit() -> str:
         return "unknown"
 
 
-def _record(tr: Trace, s: Schedule, base: Schedule, setting: str, baseline: Machine) -> dict:
+def _record(tr: Trace, s: Schedule, base: Schedule, setting: str, baseline: Machine,
+            kernels: str) -> dict:
     return {"record": "speedup", "workload": tr.name, "synthetic": bool(tr.meta.get("synthetic")),
-            "setting": setting, "machine": s.machine.name, "baseline_machine": baseline.name,
+            "setting": setting, "kernels": kernels, "machine": s.machine.name, "baseline_machine": baseline.name,
             "techniques": s.techniques.label(),
             "hmc_count": s.machine.hmc.cubes if s.machine.hmc is not None else 0,
             "speedup": base.makespan_us / s.makespan_us, "time_us": s.makespan_us,
@@ -71,18 +72,20 @@ def run_workload(tr: Trace, setting: Setting, model: Model, *, scaling: bool = T
                  kernels: bool = False) -> tuple[list[dict], dict]:
     """The ablation (and scaling) records of one workload under one setting; extra: the
     schedules and per-kernel times for plots."""
+    kv = model.variant
     base = simulate(tr, setting.baseline, model, Techniques.preset("baseline"))
-    recs = [{**_record(tr, base, base, setting.name, setting.baseline), "techniques": "baseline"}]
+    recs = [{**_record(tr, base, base, setting.name, setting.baseline, kv),
+             "techniques": "baseline"}]
     extra: dict = {"baseline": base}
     for p in ABLATION:
         s = simulate(tr, setting.hetero, model, Techniques.preset(p))
-        recs.append(_record(tr, s, base, setting.name, setting.baseline))
+        recs.append(_record(tr, s, base, setting.name, setting.baseline, kv))
         extra[p] = s
     if scaling and setting.hetero.hmc is not None:
         for c in SCALING:
             m = setting.hetero.with_cubes(c)
             s = simulate(tr, m, model, Techniques.preset("full"))
-            r = _record(tr, s, base, setting.name, setting.baseline)
+            r = _record(tr, s, base, setting.name, setting.baseline, kv)
             r["study"] = "scaling"
             recs.append(r)
     if kernels:
@@ -91,14 +94,15 @@ def run_workload(tr: Trace, setting: Setting, model: Model, *, scaling: bool = T
                                 "speedup": b[k] / f[k] if f.get(k) else None} for k in b}
         for k, v in extra["kernels"].items():
             recs.append({"record": "kernel_speedup", "workload": tr.name, "kernel": k,
-                         "setting": setting.name, "machine": setting.hetero.name,
-                         "techniques": "full", **v})
+                         "setting": setting.name, "kernels": kv,
+                         "machine": setting.hetero.name, "techniques": "full", **v})
     return recs, extra
 
 
 def affinity_records(traces: list[Trace], m: Machine, model: Model) -> list[dict]:
     works = [(work(o, model), o.count) for tr in traces for o in tr.ops if not o.is_marker]
-    return [{"record": "affinity", "machine": m.name, "cai": cai(m), "c1": model.c1,
+    return [{"record": "affinity", "machine": m.name, "kernels": model.variant, "cai": cai(m),
+             "c1": model.c1,
              "kernel": r.kernel, "calls": r.calls, "mai": r.mai, "smai": r.smai, "ratio": r.ratio,
              "theta": r.theta, "affinity": r.affinity} for r in table(works, m, model)]
 
