@@ -86,6 +86,7 @@ def gpu_cost(w: Work, m: Machine, model: Model, *, frac: float = 1.0,
     l2 = l2_effective_bytes(m, model)
     rho_pass = min(1.0, l2 / one) if one > 0 else 1.0
     rho_read *= fam.get("l2_read_reuse", 1.0)
+    rho_write *= fam.get("l2_write_reuse", 1.0)
     dram = (w.read_bytes * (1.0 - rho_read) + w.write_bytes * (1.0 - rho_write)
             + w.table_bytes * (1.0 - rho_pass)) * frac + max(0.0, p - 1.0) * one * (1.0 - rho_pass)
     every = one * p

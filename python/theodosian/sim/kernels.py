@@ -18,6 +18,7 @@ SMAI s = instructions / shared bytes (4 bytes per shared access), r = shared / a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,7 +123,14 @@ def work(o: Op, model: "Model") -> Work:  # noqa: F821 - Model from .model
     log_n = o.n.bit_length() - 1
     passes = ntt_passes(log_n, fam) if fam_name == "NTT" else 1
     kernel = paper_kernel(o)
-    instr = o.macs * fam["instr_per_mac"] + words * fam["instr_per_word"]
+    macs = o.macs
+    tile = fam.get("output_tile_rows", 0)
+    if fam_name == "BConv" and tile > 0 and o.polys > 0 and o.limbs > 0:
+        # tensor-core BConv: every conversion's output rows run in tiles of `tile` limbs
+        # (src/backend/cuda/bconv_tensor.cu), so its MACs count as if rounded up to them
+        mean = o.limbs / o.polys
+        macs *= o.polys * math.ceil(mean / tile) * tile / o.limbs
+    instr = macs * fam["instr_per_mac"] + words * fam["instr_per_word"]
     if kernel == "AMorph" or o.op in PERMUTING:
         instr += words_in * fam.get("instr_per_permuted_word", 0.0)
     if fam_name == "NTT":

@@ -108,16 +108,19 @@ def kernel_family(name: str) -> str:
 
 
 def ncu_kernels(path: str) -> list[dict]:
-    """[{name, us, inst, stage?}] from a bench/ncu_stages.py JSON (every section's kernels) or a
-    raw ncu CSV (Kernel Name, gpu__time_duration.sum[, smsp__inst_executed.sum])."""
+    """[{name, us, inst, stage?}] from a bench/ncu_stages.py JSON (its first section, or
+    ``file.json#section``) or a raw ncu CSV (Kernel Name, gpu__time_duration.sum[,
+    smsp__inst_executed.sum])."""
+    path, _, section = path.partition("#")
     if path.endswith(".json"):
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         sections = {k: v for k, v in doc.items() if isinstance(v, dict) and "kernels" in v}
         if not sections:
             raise SimInputError(path, "kernels", "no section with a 'kernels' list")
-        # the first section (several are variants of one op)
-        first = next(iter(sections.values()))
+        if section and section not in sections:
+            raise SimInputError(path, section, f"no such section (sections: {', '.join(sections)})")
+        first = sections[section] if section else next(iter(sections.values()))
         return [{"name": k["name"], "us": float(k["us"]), "inst": float(k.get("inst", 0)),
                  "stage": k.get("stage", "")} for k in first["kernels"]]
     with open(path, encoding="utf-8") as f:
