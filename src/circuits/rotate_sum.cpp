@@ -116,6 +116,13 @@ std::vector<int> MergedReduction::rotations() const {
   return out;
 }
 
+u32 MergedReduction::key_switches() const {
+  u32 k = static_cast<u32>(pre_.size() * mask_of_.size() + post_.size());
+  for (const int s : shifts_)
+    if (normalize_rotation(s, slots_) != 0) ++k;
+  return k;
+}
+
 Ciphertext MergedReduction::apply(const Evaluator& ev, std::span<const Ciphertext* const> cts,
                                   const GaloisKeys& keys) const {
   if (cts.size() != mask_of_.size()) {

@@ -53,6 +53,8 @@ class MergedReduction {
   Ciphertext apply(const Evaluator& ev, std::span<const Ciphertext* const> cts,
                    const GaloisKeys& keys) const;
   std::vector<int> rotations() const;
+  // Key switches apply() runs: pre steps x inputs + nonzero shifts + post steps.
+  u32 key_switches() const;
   u32 level() const { return level_; }
   u32 slots() const { return slots_; }
   u32 inputs() const { return static_cast<u32>(mask_of_.size()); }
