@@ -10,6 +10,7 @@
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
+#include "theo/ring/traffic.h"
 
 namespace theo {
 
@@ -376,8 +377,10 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
     now = t1;
   };
 
+  const TrafficScope helr_scope("HELR");
   // Bootstrapping and split, where the plan put them.
   if (plan_.steps[t].bootstrap_before) {
+    const TrafficScope scope("Bootstrap");
     if (s.packed.empty())
       throw LevelError("Helr::iterate: the state was not packed for bootstrapping");
     Ciphertext x = std::move(s.packed);
@@ -401,6 +404,8 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
                      ", the plan expects " + std::to_string(L));
   }
   u32 switches = 0;
+  // One scope per phase (each closed before the next opens, as the scope stack needs).
+  auto phase = std::make_unique<TrafficScope>("InnerProduct");
   // (a) inner products: Re(z'_c . q), merged, scaled onto [-1, 1] by the mask.
   std::vector<const Ciphertext*> a_ptr, q_ptr;
   for (const Ciphertext& c : b.rows) {
@@ -419,6 +424,8 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
   if (times) times->inner_product_limbs = ctx_->level(L - 1).limbs;
 
   // Sigmoid at the sample slots, replicated over each sample's block.
+  phase.reset();
+  phase = std::make_unique<TrafficScope>("Sigmoid");
   Ciphertext sig = m.sigmoid[t]->evaluate(ev, rlk, ip);
   sig = rotate_sum(ev, sig, -1, width_, gk, cfg_.reduction_radix);
   switches +=
@@ -427,6 +434,8 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
   if (times) times->sigmoid_limbs = ctx_->level(L - 2).limbs;
 
   // (c) gradient gamma g, replicated with period F/2 (the weights' layout).
+  phase.reset();
+  phase = std::make_unique<TrafficScope>("Gradient");
   std::vector<const Ciphertext*> z_ptr, s_ptr;
   for (const Ciphertext& c : b.columns) {
     z_ptr.push_back(&c);
@@ -445,6 +454,8 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
   lap(times ? &times->gradient_ms : nullptr);
   if (times) times->gradient_limbs = ctx_->level(L - 3 - dsig).limbs;
 
+  phase.reset();
+  phase = std::make_unique<TrafficScope>("Update");
   // Update: w+ = kappa q + gamma g, q+ = kappa q + rho w + gamma g (or packed [w+ | q+] x scale).
   const double sc = boot_next ? cfg_.bootstrap_scale : 1.0;
   Ciphertext kq = ev.rescale(ev.multiply_const(s.q, m.kappa(t) * sc));
