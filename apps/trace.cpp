@@ -16,6 +16,10 @@
 //   pmult          Evaluator::multiply_plain                               scope "PMult"
 //   hadd           Evaluator::add                                          scope "HAdd"
 //   boot           Bootstrapper::bootstrap of a level-0 ciphertext         scope "Boot"
+//   helr           HELR training iterations (theo/workloads/helr.h, 1024 x 256 mini-batches;
+//                  --helr-iterations, default: up to and including the first one with a
+//                  bootstrapping); batches of synthetic features (the ops do not depend on the
+//                  values)                                                 scope "HELR"
 // --limbs picks the level as theo_bench does (the highest with at most k limbs; default: the top
 // level). --cache-mib sets the cache the key-switch batch planner fills
 // (Optimizations::cache_bytes): the batches, and so the op sequence, follow the GPU's L2. Default
@@ -40,14 +44,16 @@
 #include "theo/ring/traffic.h"
 #include "theo/ring/traffic_trace.h"
 #include "theo/theodosian.h"
+#include "theo/workloads/helr.h"
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
                "usage: theo_trace [preset] [--workloads boot,hmult,hmult_rescale,hrot,keyswitch,"
-               "rescale,pmult,hadd] [--limbs k] [--rotation r] [--backend cpu|cuda] "
-               "[--cache-mib m] [--insecure] [--min-keys] [--commit sha] [--out-dir dir]\n");
+               "rescale,pmult,hadd,helr] [--limbs k] [--rotation r] [--backend cpu|cuda] "
+               "[--cache-mib m] [--helr-iterations k] [--insecure] [--min-keys] [--commit sha] "
+               "[--out-dir dir]\n");
   return 2;
 }
 
@@ -84,6 +90,7 @@ const char* scope_of(const std::string& w) {
   if (w == "pmult") return "PMult";
   if (w == "hadd") return "HAdd";
   if (w == "boot") return "Boot";
+  if (w == "helr") return "HELR";
   return nullptr;
 }
 
@@ -95,8 +102,9 @@ int main(int argc, char** argv) {
   std::string out_dir = ".";
   std::string commit;
   unsigned limbs = 0;
-  long cache_mib = -1;  // -1: 50 on the CPU backend, the device's L2 on CUDA
-  int rotation = 1234;  // the anchor's HRot (theo_bench)
+  unsigned helr_iterations = 0;  // 0: through the first iteration with a bootstrapping
+  long cache_mib = -1;           // -1: 50 on the CPU backend, the device's L2 on CUDA
+  int rotation = 1234;           // the anchor's HRot (theo_bench)
   bool min_keys = false;
   theo::ContextOptions opts;
   opts.backend = theo::BackendChoice::kCpu;  // no GPU needed; --backend cuda to trace on one
@@ -107,7 +115,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--workloads" || a == "--limbs" || a == "--rotation" || a == "--backend" ||
-        a == "--commit" || a == "--out-dir" || a == "--cache-mib") {
+        a == "--commit" || a == "--out-dir" || a == "--cache-mib" || a == "--helr-iterations") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--workloads") workloads = split(v);
@@ -115,6 +123,8 @@ int main(int argc, char** argv) {
       if (a == "--rotation") rotation = std::atoi(v);
       if (a == "--commit") commit = v;
       if (a == "--cache-mib") cache_mib = std::strtol(v, nullptr, 10);
+      if (a == "--helr-iterations")
+        helr_iterations = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
       if (a == "--out-dir") out_dir = v;
       if (a == "--backend") {
         if (std::strcmp(v, "cuda") == 0) {
@@ -190,6 +200,9 @@ int main(int argc, char** argv) {
           std::to_string(ctx->level(info.level).digits.size());
 
       std::function<void()> run;
+      std::unique_ptr<theo::Helr> helr;
+      std::vector<theo::Helr::Batch> helr_batches;
+      theo::Helr::State helr_state;
       std::unique_ptr<theo::Bootstrapper> boot;
       std::unique_ptr<theo::BootstrappingKeys> boot_keys;
       theo::Ciphertext product, boot_in;
@@ -226,6 +239,37 @@ int main(int argc, char** argv) {
         boot_in = encr.encrypt(enc.encode(slots(*ctx, 0.004), 0));
         info.extra["min_keys"] = min_keys ? "true" : "false";
         run = [&] { const theo::Ciphertext r = boot->bootstrap(boot_in, *boot_keys); };
+      } else if (w == "helr") {
+        theo::HelrConfig hc;
+        helr = std::make_unique<theo::Helr>(ctx, hc);
+        unsigned iters = helr_iterations;
+        for (std::size_t i = 0; iters == 0 && i < helr->plan().steps.size(); ++i)
+          if (helr->plan().steps[i].bootstrap_before) iters = static_cast<unsigned>(i + 1);
+        if (iters == 0) iters = 1;
+        std::printf("%s", helr->plan().describe().c_str());
+        const auto t0 = std::chrono::steady_clock::now();
+        helr->generate_keys(keygen, sk, true);
+        std::printf("HELR keys: %.1f s; tracing %u iterations\n",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                    iters);
+        std::vector<double> x(static_cast<std::size_t>(hc.batch) * hc.features);
+        std::vector<std::uint8_t> y(hc.batch);
+        for (std::size_t i = 0; i < x.size(); ++i)
+          x[i] = static_cast<double>(i % 17) / 17.0;
+        for (std::size_t i = 0; i < y.size(); ++i)
+          y[i] = static_cast<std::uint8_t>(i & 1);
+        helr_state = helr->initial_state(encr);
+        for (unsigned t = 0; t < iters; ++t)
+          helr_batches.push_back(helr->encrypt_batch(encr, x, y, t));
+        info.extra["helr_iterations"] = std::to_string(iters);
+        info.extra["helr_batch"] = std::to_string(hc.batch);
+        info.extra["helr_features"] = std::to_string(hc.features);
+        info.level = ctx->params().default_encryption_level;
+        info.limbs = ctx->level(info.level).limbs;
+        run = [&] {
+          for (const theo::Helr::Batch& batch : helr_batches)
+            helr->iterate(helr_state, batch);
+        };
       }
 
       ctx->backend().synchronize();

@@ -516,6 +516,7 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+void bind_workloads(nb::module_& m);
 
 // Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
 // by theodosian.sim.tracing).

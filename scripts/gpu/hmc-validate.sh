@@ -15,7 +15,8 @@
 # Steps (expected ~7 minutes in all, ncu ~3 of them):
 #   1. ring cases (single ops, CUDA events): the fit's data                      ~30 s
 #   2. scheme ops keyswitch / hmult / hrot / ... at 14, 25, 35, 47 limbs          ~40 s
-#   3. op traces recorded on the GPU itself (theo_trace --backend cuda)           ~60 s
+#   3. op traces recorded on the GPU itself (theo_trace --backend cuda), HELR included, for the
+#      card's L2 and for the paper GPU's 6 MiB                                       ~90 s
 #   4. Boot bootparam_40, graph replay, 10 runs                                   ~30 s
 #   5. ncu kernel times of one keyswitch at 47 and at 25 limbs                    ~60 s
 #   6. ncu kernel times of one whole bootstrapping (profile range, 1 metric)     <= 180 s
@@ -24,6 +25,9 @@
 # boot_ncu.csv, model-fresh.json, h100-hmc-sim-validation-<date>.json (records
 # {"record": "validation", "family", "workload", "measured_us", "simulated_us", "error_pct",
 # "device"}), validate.log. Acceptance: |error| <= 15% per family, <= 10% for the whole Boot.
+# Afterwards, on any CPU (no GPU needed, ~10 minutes), the study on these traces, HELR included:
+#   PYTHONPATH=python python3 -m theodosian.sim study --traces $OUT/hmc-validate/traces \
+#     --workloads boot hmult hrot helr --out bench/results/h100-hmc-sim-study-<date>.json --plots DIR
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-}"
@@ -61,7 +65,7 @@ timeout 180 "$bench" --backend cuda --ops keyswitch,hmult,hrot,hmult_rescale,res
 
 step "3 traces on the GPU"
 timeout 240 "$trace" bootparam_40 --backend cuda --commit "$commit" \
-  --workloads boot,keyswitch,hmult,hrot,hmult_rescale,rescale,pmult,hadd \
+  --workloads boot,keyswitch,hmult,hrot,hmult_rescale,rescale,pmult,hadd,helr \
   --out-dir "$out/traces" > "$out/trace.log" 2>&1 || rc=1
 for l in 14 25 35; do
   mkdir -p "$out/traces/l$l"
@@ -73,7 +77,23 @@ for l in 14 25 35; do
   done
   rmdir "$out/traces/l$l" 2>/dev/null
 done
-tail -n 12 "$out/trace.log"
+# the same for the paper GPU's 6 MiB L2 (the study's paper setting), with the layer ops of the
+# synthetic ResNet-20 at 14 limbs
+mkdir -p "$out/traces/c6"
+timeout 240 "$trace" bootparam_40 --backend cuda --cache-mib 6 --commit "$commit" \
+  --workloads boot,hmult,hrot,keyswitch,helr --out-dir "$out/traces/c6" >> "$out/trace.log" 2>&1 || rc=1
+mkdir -p "$out/traces/c6/l14"
+timeout 120 "$trace" bootparam_40 --backend cuda --cache-mib 6 --limbs 14 --commit "$commit" \
+  --workloads hrot,pmult,hadd,hmult_rescale,rescale --out-dir "$out/traces/c6/l14" \
+  >> "$out/trace.log" 2>&1 || rc=1
+for f in "$out/traces/c6"/bootparam_40-*.json; do
+  [[ -f "$f" ]] && mv "$f" "$out/traces/bootparam_40-c6-$(basename "$f" | sed 's/^bootparam_40-//')"
+done
+for f in "$out/traces/c6/l14"/bootparam_40-*.json; do
+  [[ -f "$f" ]] && mv "$f" "$out/traces/bootparam_40-c6-l14-$(basename "$f" | sed 's/^bootparam_40-//')"
+done
+rm -rf "$out/traces/c6"
+tail -n 14 "$out/trace.log"
 
 step "4 Boot (graph replay)"
 timeout 180 "$boot" bootparam_40 --graph --runs 10 --backend cuda > "$out/boot.log" 2>&1 || rc=1

@@ -61,7 +61,7 @@ def cmd_run(args) -> int:
     util = s.utilization()
     print(f"  busy: GPU {s.busy_us['gpu']:.1f} us ({100 * util['gpu']:.0f}%), HMC "
           f"{s.busy_us['hmc']:.1f} us ({100 * util['hmc']:.0f}%)")
-    print("  per paper kernel (op wall time, us): " + ", ".join(
+    print("  per paper kernel (execution time, us): " + ", ".join(
         f"{k} {v:.1f}" for k, v in sorted(s.per_kernel_us().items(), key=lambda x: -x[1])))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -139,9 +139,14 @@ def cmd_validate(args) -> int:
                        else f"{p}-l{args.ncu_limbs}-keyswitch")
         if tr is None:
             raise SimInputError(args.ncu_keyswitch, "--traces", "no keyswitch trace for it")
-        recs += calibrate.validate_families(tr, measured.ncu_kernels(args.ncu_keyswitch), m, model,
-                                            f"keyswitch@{args.ncu_limbs}", device,
-                                            args.ncu_keyswitch)
+        fam = calibrate.validate_families(tr, measured.ncu_kernels(args.ncu_keyswitch), m, model,
+                                          f"keyswitch@{args.ncu_limbs}", device,
+                                          args.ncu_keyswitch)
+        fitted_on = os.path.basename(str(model.fit.get("sources", {}).get("ncu") or ""))
+        same = fitted_on and os.path.basename(args.ncu_keyswitch) == fitted_on
+        for r in fam:
+            r["in_sample"] = bool(same)  # the model was fitted on these kernels
+        recs += fam
     if args.boot_ncu:
         tr = _trace_in(args.traces, f"{p}-boot")
         recs += calibrate.validate_families(tr, measured.ncu_kernels(args.boot_ncu), m, model,
@@ -168,7 +173,8 @@ def cmd_validate(args) -> int:
         err = r.get("error_pct")
         print(f"{r['workload']:<22} {r['family']:<12} measured {r['measured_us']:10.1f} us  "
               f"simulated {r['simulated_us']:10.1f} us  "
-              f"{'' if err is None else f'{err:+6.1f}%'}")
+              f"{'' if err is None else f'{err:+6.1f}%'}"
+              f"{'  (fit data)' if r.get('in_sample') else ''}")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(recs, f, indent=1)
@@ -191,6 +197,9 @@ def cmd_study(args) -> int:
         traces_h100["resnet20"] = synth.resnet20(
             f"{args.h100_prefix}-boot", f"{args.h100_prefix}-l14", args.traces)
     recs: list[dict] = [study.header(base_model, "HMC-FHE study (simulated)")]
+    for path in args.include:
+        with open(path, encoding="utf-8") as f:
+            recs += [r for r in json.load(f) if r.get("record") != "header"]
     extras: dict = {"timelines": {}}
     paper, h100 = study.paper_setting(), study.h100_setting()
     runs = [(paper, traces_paper, v) for v in args.paper_kernels] + \
@@ -293,6 +302,8 @@ def main(argv=None) -> int:
     p.add_argument("--out")
     p.add_argument("--plots")
     p.add_argument("--plot-prefix", default="hmc-sim")
+    p.add_argument("--include", nargs="*", default=[],
+                   help="JSON record files (e.g. validate --out) to put in --out too")
     p.set_defaults(fn=cmd_study)
 
     p = sub.add_parser("fit", help="fit model.json to measured GPU data")

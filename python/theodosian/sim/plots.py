@@ -50,15 +50,15 @@ def scaling(records: list[dict], path: str, setting: str, title: str, kernels: s
     by = defaultdict(list)
     for r in rows:
         by[r["workload"]].append((r["hmc_count"], r["speedup"]))
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
     for w, pts in by.items():
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
                 label=w.replace("bootparam_40-", ""))
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("HMC cubes (4 SMs and their links each)")
+    ax.set_xlabel("cubes (each with its engines and links)")
     ax.set_ylabel("speedup over GPU only")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=7)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -74,6 +74,7 @@ def kernels(records: list[dict], path: str, workload: str, title: str, setting: 
     rows.sort(key=lambda r: -r["baseline_us"])
     fig, ax = plt.subplots(figsize=(6, 3.4))
     ax.bar([r["kernel"] for r in rows], [r["speedup"] for r in rows], color="tab:green")
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
     for i, r in enumerate(rows):
         share = r["baseline_us"] / sum(x["baseline_us"] for x in rows)
         ax.text(i, r["speedup"] + 0.03, f"{r['speedup']:.2f}x\n{100 * share:.0f}%",

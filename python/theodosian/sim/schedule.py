@@ -120,15 +120,20 @@ class Schedule:
     op_kernel: list[str] = field(default_factory=list)
 
     def per_kernel_us(self) -> dict[str, float]:
-        """Per paper kernel: the summed wall time of its ops (first start to last end of each)."""
-        span: dict[int, list[float]] = {}
+        """Per paper kernel: the summed execution time of its ops (an op split over both engines
+        counts its longer part; the parts of a pipelined op add up; queueing is not counted)."""
+        per_op: dict[tuple[int, str], float] = defaultdict(float)
         for t in self.tasks:
-            s = span.setdefault(t.op_index, [t.start, t.end])
-            s[0] = min(s[0], t.start)
-            s[1] = max(s[1], t.end)
+            key = (t.op_index, t.part.split("/")[0] if t.part.endswith(("/gpu", "/hmc")) else
+                   t.part)
+            d = t.end - t.start
+            if t.part.endswith(("/gpu", "/hmc")):
+                per_op[key] = max(per_op[key], d)
+            else:
+                per_op[key] += d
         out: dict[str, float] = defaultdict(float)
-        for i, (a, b) in span.items():
-            out[self.op_kernel[i]] += b - a
+        for (i, _), d in per_op.items():
+            out[self.op_kernel[i]] += d
         return dict(out)
 
     def per_family_us(self) -> dict[str, float]:
