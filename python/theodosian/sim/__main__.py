@@ -175,6 +175,9 @@ def cmd_validate(args) -> int:
               f"simulated {r['simulated_us']:10.1f} us  "
               f"{'' if err is None else f'{err:+6.1f}%'}"
               f"{'  (fit data)' if r.get('in_sample') else ''}")
+    for r in recs[1:]:
+        r.setdefault("git_commit", recs[0]["git_commit"])
+        r.setdefault("preset", args.prefix.split("-")[0])
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(recs, f, indent=1)
@@ -238,6 +241,10 @@ def cmd_study(args) -> int:
             print(f"{r['setting']:<9} {r['kernels']:<12} {r['workload']:<34} {r['machine']:<20} "
                   f"{r['techniques']:<9} {r['hmc_count']:>5} {r['speedup']:>8.2f} "
                   f"{r['energy_ratio']:>8.2f}")
+    commit = recs[0]["git_commit"]
+    for r in recs[1:]:
+        r.setdefault("git_commit", commit)
+        r.setdefault("preset", "bootparam_40")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write("[\n" + ",\n".join(json.dumps(r) for r in recs) + "\n]\n")

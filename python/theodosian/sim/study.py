@@ -58,7 +58,7 @@ def git_commit() -> str:
 def _record(tr: Trace, s: Schedule, base: Schedule, setting: str, baseline: Machine,
             kernels: str) -> dict:
     return {"record": "speedup", "workload": tr.name, "synthetic": bool(tr.meta.get("synthetic")),
-            "setting": setting, "kernels": kernels, "machine": s.machine.name, "baseline_machine": baseline.name,
+            "preset": tr.meta.get("preset"), "setting": setting, "kernels": kernels, "machine": s.machine.name, "baseline_machine": baseline.name,
             "techniques": s.techniques.label(),
             "hmc_count": s.machine.hmc.cubes if s.machine.hmc is not None else 0,
             "speedup": base.makespan_us / s.makespan_us, "time_us": s.makespan_us,
