@@ -191,9 +191,13 @@ def cmd_study(args) -> int:
     traces_h100 = {w: _trace_in(args.traces, f"{args.h100_prefix}-{w}") for w in args.workloads}
     missing = [f"{args.paper_prefix}-{k}" for k, v in traces_paper.items() if v is None] + \
         [f"{args.h100_prefix}-{k}" for k, v in traces_h100.items() if v is None]
-    if missing:
+    if len(missing) == 2 * len(args.workloads):
         raise SimInputError(args.traces or bundled_traces_dir(), "--workloads",
                             f"no trace {missing}")
+    for name in missing:
+        print(f"study: no trace {name}, skipped", file=sys.stderr)
+    traces_paper = {k: v for k, v in traces_paper.items() if v is not None}
+    traces_h100 = {k: v for k, v in traces_h100.items() if v is not None}
     if args.resnet:
         traces_paper["resnet20"] = synth.resnet20(
             f"{args.paper_prefix}-boot", f"{args.paper_prefix}-l14", args.traces)
