@@ -357,3 +357,29 @@ def test_committed_model_is_what_the_fit_gives():
     # in-sample sanity: the fitted key switch's families within 15%
     for r in calibrate.validate_families(ks, ncu, sim.find_machine("h100"), new, "ks", "h100", ""):
         assert abs(r["error_pct"]) < 15, r
+
+
+def test_measurement_readers(tmp_path):
+    csv_ = tmp_path / "ks.csv"
+    csv_.write_text(
+        "==PROF== Connected\n"
+        '"ID","Kernel Name","gpu__time_duration.sum","smsp__inst_executed.sum"\n'
+        '"","","usecond","inst"\n'
+        '"0","ntt_cols_reg<4, 0, 0, 0, 3>(...)","16.99","8265984"\n'
+        '"1","key_mult_kernel<4, 0>(...)","20.064","4,331,520"\n'
+        '{"record": "op"}\n')
+    ks = measured.ncu_kernels(str(csv_))
+    assert [k["us"] for k in ks] == [16.99, 20.064]
+    assert ks[1]["inst"] == 4331520  # ncu's thousands separators
+    assert measured.family_sums(ks)["KeyMult"]["launches"] == 1
+    log = tmp_path / "boot.log"
+    log.write_text("bootstrap 0: 17.0 ms, level 0 -> 13\nbootstrap 1: 16.4 ms\n"
+                   "bootstrap 2: 16.6 ms\n")
+    assert measured.boot_ms(str(log)) == pytest.approx(16.5)
+    ops = tmp_path / "ops.json"
+    ops.write_text(json.dumps({"header": {}, "results": [
+        {"op": "hrot", "limbs": 47, "median_us": 310.0},
+        {"op": "hrot", "limbs": 47, "median_us": 312.0}]}))
+    assert measured.bench_ops(str(ops)) == {("hrot", 47): 311.0}
+    with pytest.raises(sim.SimInputError):
+        measured.ncu_kernels(str(tmp_path / "boot.log"))
