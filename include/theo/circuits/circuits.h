@@ -3,6 +3,7 @@
 
 #include "theo/circuits/bootstrapper.h"
 #include "theo/circuits/chebyshev.h"
+#include "theo/circuits/cnn.h"
 #include "theo/circuits/dft.h"
 #include "theo/circuits/linear_transform.h"
 #include "theo/circuits/mod1.h"
