@@ -7,4 +7,5 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/mod1.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bootstrap_diagnostics.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cnn.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/cnn.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/level_planner.cpp)

@@ -5,6 +5,7 @@
 #include "theo/circuits/chebyshev.h"
 #include "theo/circuits/cnn.h"
 #include "theo/circuits/dft.h"
+#include "theo/circuits/level_planner.h"
 #include "theo/circuits/linear_transform.h"
 #include "theo/circuits/mod1.h"
 #include "theo/circuits/polynomial.h"
