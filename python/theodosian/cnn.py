@@ -418,7 +418,12 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
             z = logits - logits.max(axis=1, keepdims=True)
             prob = np.exp(z)
             prob /= prob.sum(axis=1, keepdims=True)
-            loss_sum += float(-np.log(prob[np.arange(len(yb)), yb] + 1e-12).sum())
+            batch_loss = float(-np.log(prob[np.arange(len(yb)), yb] + 1e-12).sum())
+            if not np.isfinite(batch_loss):
+                raise FloatingPointError(
+                    f"training diverged at epoch {ep + 1}, step {step}: lower the learning rate "
+                    "or widen the activation interval (ResNetConfig.act_bound)")
+            loss_sum += batch_loss
             correct += int((np.argmax(logits, axis=1) == yb).sum())
             dlog = prob
             dlog[np.arange(len(yb)), yb] -= 1
