@@ -354,8 +354,8 @@ Ciphertext spatial_sum(const Evaluator& ev, const Ciphertext& ct, const TensorLa
 
 CnnLinearLayer::CnnLinearLayer(const Encoder& encoder, const DiagonalMatrix& matrix,
                                const std::vector<double>& bias, u32 level, u32 computed_period,
-                               const TensorLayout& out)
-    : transform_(encoder, matrix, level), out_(out) {
+                               const TensorLayout& out, LinearTransformOptions options)
+    : transform_(encoder, matrix, level, std::nullopt, options), out_(out) {
   out.validate();
   if (matrix.slots != out.slots) {
     throw ParameterError("CnnLinearLayer: the matrix has " + std::to_string(matrix.slots) +
@@ -383,7 +383,7 @@ Ciphertext CnnLinearLayer::apply(const Evaluator& ev, const Ciphertext& ct,
   Ciphertext y = transform_.evaluate(ev, ct, keys);
   if (bias_) ev.add_plain_inplace(y, *bias_);
   for (const int r : replicate_)
-    ev.add_inplace(y, ev.rotate(y, r, keys));
+    ev.add_inplace(y, min_keys() ? rotate_pow2(ev, y, r, out_.slots, keys) : ev.rotate(y, r, keys));
   return y;
 }
 
@@ -394,6 +394,8 @@ std::vector<int> CnnLinearLayer::rotations() const {
 }
 
 u32 CnnLinearLayer::key_switches() const {
+  // Min-keys mode composes each rotation of several key switches; rotations() lists the keys.
+  if (min_keys()) return 0;
   return static_cast<u32>(transform_.rotations().size() + replicate_.size());
 }
 

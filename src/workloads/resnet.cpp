@@ -444,6 +444,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     return 1.0 / (options.margin * (model.act_max_inputs.at(a) + std::abs(beta)));
   };
   Encoder encoder(s.ctx);
+  const LinearTransformOptions lt{0, options.min_keys, std::nullopt};
   std::set<int> rots;
   auto account = [&](const CnnLinearLayer& l) {
     s.counts.linear_layers += 1;
@@ -462,10 +463,10 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
   {
     const Conv2dWeights w = folded_conv(model, "stem.conv", "stem.bn", 1);
     const double sc = act_scale(act_index++);
-    s.stem = std::make_unique<CnnLinearLayer>(encoder, conv2d_matrix(s.input_layout, layout, w, sc),
-                                              conv2d_bias(s.input_layout, layout, w, 0.0, beta, sc),
-                                              s.plan.steps[0].level_in,
-                                              linear_output_period(s.input_layout, layout), layout);
+    s.stem = std::make_unique<CnnLinearLayer>(
+        encoder, conv2d_matrix(s.input_layout, layout, w, sc),
+        conv2d_bias(s.input_layout, layout, w, 0.0, beta, sc), s.plan.steps[0].level_in,
+        linear_output_period(s.input_layout, layout), layout, lt);
     account(*s.stem);
   }
   s.counts.ciphertext_products += 1;
@@ -483,7 +484,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     blk.conv1 =
         std::make_unique<CnnLinearLayer>(encoder, conv2d_matrix(layout, out, w1, s1 * h.scale),
                                          conv2d_bias(layout, out, w1, h.offset, beta, s1), level,
-                                         linear_output_period(layout, out), out);
+                                         linear_output_period(layout, out), out, lt);
     account(*blk.conv1);
     const Affine h1{c2 / (s1 * s1), gamma_out};
     // conv2 + shortcut -> u2 = s2 (z2 + shortcut + beta)
@@ -504,7 +505,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     }
     blk.conv2 =
         std::make_unique<CnnLinearLayer>(encoder, conv2d_matrix(out, out, w2, s2 * h1.scale), bias2,
-                                         level - 2, linear_output_period(out, out), out);
+                                         level - 2, linear_output_period(out, out), out, lt);
     account(*blk.conv2);
     if (b.stride == 1 && b.in == b.out) {
       blk.shortcut_scale = s2 * h.scale;
@@ -512,7 +513,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     } else {
       blk.shortcut_matrix = std::make_unique<CnnLinearLayer>(
           encoder, shortcut_matrix(layout, out, s2 * h.scale), std::vector<double>{}, level,
-          linear_output_period(layout, out), out);
+          linear_output_period(layout, out), out, lt);
       account(*blk.shortcut_matrix);
     }
     s.counts.ciphertext_products += 2;
@@ -536,7 +537,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     }
     s.fc = std::make_unique<CnnLinearLayer>(
         encoder, pooled_fc_matrix(layout, model.classes, fw, h.scale / hw), bias,
-        s.plan.steps.back().level_in, layout.period, layout);
+        s.plan.steps.back().level_in, layout.period, layout, lt);
     account(*s.fc);
     for (const int r : spatial_sum_rotations(layout)) {
       rots.insert(r);

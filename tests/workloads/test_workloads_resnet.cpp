@@ -55,19 +55,24 @@ TEST(ResNetWorkload, PlaintextFoldingMatchesTheModel) {
   std::printf("%s", net.describe().c_str());
   EXPECT_EQ(net.counts().bootstraps, 0u);
   EXPECT_EQ(net.counts().ciphertext_products, 7u);
-  const BootstrappingKeys keys = layer_keys(e, net);
-  for (int i = 0; i < 2; ++i) {
+  ResNetOptions mk;
+  mk.min_keys = true;
+  const ResNetInference net_mk(e.ctx, model, nullptr, std::nullopt, mk);
+  for (const ResNetInference* n : {&net, &net_mk}) {
+    const BootstrappingKeys keys = layer_keys(e, *n);
     const std::vector<double> img = random_image(model, rng);
-    const Ciphertext ct = net.encrypt(e.encoder, e.encryptor, img);
-    const Ciphertext out = net.infer(e.evaluator, ct, keys);
+    const Ciphertext ct = n->encrypt(e.encoder, e.encryptor, img);
+    const Ciphertext out = n->infer(e.evaluator, ct, keys);
     EXPECT_EQ(out.level(), 0u);
-    const auto got = net.decrypt_logits(e.encoder, e.decryptor, out);
+    const auto got = n->decrypt_logits(e.encoder, e.decryptor, out);
     const auto want = model.logits(img);
     const double b = logit_bits(got, want);
-    print_bits("ResNet 2/4/8, no bootstrapping: logits", b);
+    print_bits(
+        n == &net ? "ResNet 2/4/8, no bootstrapping: logits" : "same, min-keys layers: logits", b);
     EXPECT_GT(b, 14);
     EXPECT_EQ(argmax(got), argmax(want));
   }
+  EXPECT_LT(net_mk.rotations().size(), 2 * e.ctx->log_n());
 }
 
 TEST(ResNetWorkload, WithBootstrappingPlacedByThePlanner) {

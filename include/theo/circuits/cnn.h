@@ -84,9 +84,12 @@ class CnnLinearLayer {
   // the ciphertext's slot count (empty: none). The matrix's output repeats every
   // `computed_period` slots; when that is above out.period, rotations by out.period,
   // 2 out.period, ... fill the copies in between (no level).
+  // options.min_keys: rotations composed of +-2^k (about 2 log2(slots) keys shared by every
+  // layer instead of ~2 sqrt(diagonals) per layer, diagonals kept over Q_l only: far less key
+  // and weight memory, more key switches).
   CnnLinearLayer(const Encoder& encoder, const DiagonalMatrix& matrix,
                  const std::vector<double>& bias, u32 level, u32 computed_period,
-                 const TensorLayout& out);
+                 const TensorLayout& out, LinearTransformOptions options = {});
 
   Ciphertext apply(const Evaluator& ev, const Ciphertext& ct, const GaloisKeys& keys) const;
   // Left rotations apply() needs keys for.
@@ -94,7 +97,9 @@ class CnnLinearLayer {
   u32 level() const { return transform_.level(); }
   const TensorLayout& output_layout() const { return out_; }
   std::size_t diagonals() const { return transform_.diagonal_count(); }
-  // Key switches per apply(): the transform's distinct rotations plus the replication ones.
+  bool min_keys() const { return transform_.min_keys(); }
+  // Key switches per apply(): the transform's distinct rotations plus the replication ones (0 in
+  // min-keys mode, where rotations are composed and not counted here).
   u32 key_switches() const;
 
  private:

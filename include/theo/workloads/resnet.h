@@ -80,6 +80,10 @@ struct ResNetModel {
 struct ResNetOptions {
   // Activation inputs are scaled to |u| <= 1 / margin over the calibration images.
   double margin = 1.25;
+  // Linear layers in min-keys mode (CnnLinearLayer): ~30 shared rotation keys instead of one per
+  // distinct BSGS step and weights over Q_l only, for GPUs whose memory does not hold the keys
+  // and double-hoisted weights of ResNet-20 (about 50 GB of weights at N = 2^16).
+  bool min_keys = false;
 };
 
 // Counts of one inference.
@@ -90,7 +94,7 @@ struct ResNetCounts {
   u32 key_switches = 0;  // rotations outside bootstrapping (baby + giant + replication + pool)
   u32 ciphertext_products = 0;  // activations
   u32 constant_products = 0;    // identity-shortcut scalings
-  double plaintext_bytes = 0;   // the encoded weights, over Q_l u P at their levels
+  double plaintext_bytes = 0;   // the encoded weights (Q_l u P, min-keys: Q_l) at their levels
   std::vector<int> rotations;   // distinct left rotations the layers need keys for
 };
 
