@@ -82,6 +82,8 @@ def main() -> None:
     model.save(out)
     print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
           f"{model.meta['train_accuracy']:.4f}, test accuracy {model.meta['test_accuracy']:.4f}")
+    images = os.path.join(here, "models", "digits_test8x8.json")
+    print(f"{images}: {cnn.export_test_images(images)} test images (8x8, for theo_resnet)")
     print("max |activation input| per activation:",
           " ".join(f"{v:.2f}" for v in model.meta["act_max_inputs"]))
 

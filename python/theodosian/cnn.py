@@ -382,6 +382,24 @@ def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.
     return xtr, ytr, xte, yte
 
 
+def export_test_images(path: str, test_fraction: float = 0.2, seed: int = 0) -> int:
+    """Writes the test split of :func:`digits_dataset` at the native 8 x 8 (pixels 0..16, labels)
+    as JSON, for programs without Python (bench/resnet_bench.cpp resizes them the same way).
+    Returns the number of images."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    d = load_digits()
+    _, xte, _, yte = train_test_split(d.images.astype(int), d.target, test_size=test_fraction,
+                                      random_state=seed, stratify=d.target)
+    with open(path, "w") as f:
+        json.dump({"source": "scikit-learn digits, test split of theodosian.cnn.digits_dataset",
+                   "size": 8, "max_value": 16,
+                   "images": [img.ravel().tolist() for img in xte],
+                   "labels": [int(v) for v in yte]}, f, separators=(",", ":"))
+    return len(yte)
+
+
 def _shift_batch(x: np.ndarray, rng: np.random.Generator, max_shift: int) -> np.ndarray:
     if max_shift == 0:
         return x
