@@ -145,8 +145,9 @@ class ResNet:
     float64 reference inference the encrypted model is compared with (:meth:`logits`)."""
 
     def __init__(self, config: ResNetConfig, params: Optional[Dict[str, np.ndarray]] = None,
-                 seed: int = 0):
+                 seed: int = 0, zero_init_residual: float = 0.5):
         self.config = config
+        self.zero_init_residual = zero_init_residual
         self.params = params if params is not None else self._init(seed)
         self.meta: dict = {}
 
@@ -172,7 +173,9 @@ class ResNet:
             bn(name + ".bn1", cout)
             conv(name + ".conv2", cout, cout)
             bn(name + ".bn2", cout)
-            p[name + ".bn2.gamma"] *= 0.5  # residual branches start small: stabler training
+            # Residual branches start at zero ("zero-init residual"): the stream then starts as
+            # an iteration of act alone, which converges to act's stable fixed point.
+            p[name + ".bn2.gamma"] *= self.zero_init_residual
         p["fc.weight"] = (rng.standard_normal((cfg.classes, cfg.widths[-1])) *
                           np.sqrt(1.0 / cfg.widths[-1])).astype(np.float32)
         p["fc.bias"] = np.zeros(cfg.classes, np.float32)
@@ -415,12 +418,16 @@ def _shift_batch(x: np.ndarray, rng: np.random.Generator, max_shift: int) -> np.
 
 def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0.05,
           weight_decay: float = 5e-4, seed: int = 0, max_shift: int = 0,
-          data=None, log: Callable[[str], None] = print) -> Tuple[ResNet, dict]:
-    """SGD with momentum 0.9 and a cosine learning rate; returns the model and a summary."""
+          data=None, log: Callable[[str], None] = print, residual_init: float = 0.5,
+          log_every: int = 0) -> Tuple[ResNet, dict]:
+    """SGD with momentum 0.9 and a cosine learning rate; returns the model and a summary.
+    residual_init scales the last batch-norm's gamma of every residual branch at
+    initialization (0: zero-init residual); log_every > 0 logs the running loss every that many
+    steps."""
     xtr, ytr, xte, yte = data if data is not None else digits_dataset(config.image,
                                                                      config.channels)
     rng = np.random.default_rng(seed)
-    model = ResNet(config, seed=seed)
+    model = ResNet(config, seed=seed, zero_init_residual=residual_init)
     vel = {k: np.zeros_like(v) for k, v in model.params.items() if ResNet.trainable(k)}
     steps = epochs * ((len(xtr) + batch - 1) // batch)
     step = 0
@@ -455,6 +462,9 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
                 vel[k] = 0.9 * vel[k] + clip * g + wd * model.params[k]
                 model.params[k] = (model.params[k] - cur * vel[k]).astype(np.float32)
             step += 1
+            if log_every and step % log_every == 0:
+                log(f"  step {step}: loss {loss_sum / (i + len(idx)):.4f} "
+                    f"acc {correct / (i + len(idx)):.4f}")
         log(f"epoch {ep + 1:3}/{epochs}: loss {loss_sum / len(xtr):.4f} "
             f"train acc {correct / len(xtr):.4f} test acc {model.accuracy(xte, yte):.4f} "
             f"({time.time() - t0:.0f} s)")
