@@ -62,17 +62,20 @@ def main() -> None:
         # h passes act's unstable fixed point.
         cfg = cnn.ResNetConfig(act_bound=16.0)
         out = args.out or os.path.join(here, "models", "resnet20_digits.theocnn")
-        epochs = args.epochs or 5
+        epochs = args.epochs or 6
     data = cnn.digits_dataset(cfg.image, cfg.channels)
     xtr, ytr, xte, yte = data
     print(f"digits: {len(xtr)} training / {len(xte)} test images, {cfg.channels}x{cfg.image}x"
           f"{cfg.image}; activation {cfg.act} (minimax ReLU on [-{cfg.act_bound}, "
           f"{cfg.act_bound}], max error {cfg.act_bound / 16})")
-    lr = 0.05 if args.tiny else 0.02
+    lr = 0.05
     residual_init = 0.5 if args.tiny else 0.0
     model, summary = cnn.train(cfg, epochs=epochs, lr=lr, seed=args.seed,
                                max_shift=cfg.image // 16, data=data,
-                               residual_init=residual_init, log_every=5)
+                               residual_init=residual_init, log_every=5,
+                               on_epoch=lambda m, ep: cnn.ResNet(
+                                   cfg, {k: v.copy() for k, v in m.params.items()}).save(
+                                       out + ".checkpoint"))
     model.meta = {"dataset": "scikit-learn digits, bilinear to "
                              f"{cfg.image}x{cfg.image}, {cfg.channels} channels; "
                              f"train {len(xtr)} / test {len(xte)} (stratified, seed 0)",

@@ -419,11 +419,12 @@ def _shift_batch(x: np.ndarray, rng: np.random.Generator, max_shift: int) -> np.
 def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0.05,
           weight_decay: float = 5e-4, seed: int = 0, max_shift: int = 0,
           data=None, log: Callable[[str], None] = print, residual_init: float = 0.5,
-          log_every: int = 0) -> Tuple[ResNet, dict]:
+          log_every: int = 0,
+          on_epoch: Optional[Callable[["ResNet", int], None]] = None) -> Tuple[ResNet, dict]:
     """SGD with momentum 0.9 and a cosine learning rate; returns the model and a summary.
     residual_init scales the last batch-norm's gamma of every residual branch at
     initialization (0: zero-init residual); log_every > 0 logs the running loss every that many
-    steps."""
+    steps; on_epoch(model, epoch) runs after every epoch (e.g. a checkpoint)."""
     xtr, ytr, xte, yte = data if data is not None else digits_dataset(config.image,
                                                                      config.channels)
     rng = np.random.default_rng(seed)
@@ -468,6 +469,8 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
         log(f"epoch {ep + 1:3}/{epochs}: loss {loss_sum / len(xtr):.4f} "
             f"train acc {correct / len(xtr):.4f} test acc {model.accuracy(xte, yte):.4f} "
             f"({time.time() - t0:.0f} s)")
+        if on_epoch is not None:
+            on_epoch(model, ep + 1)
     summary = {"train_accuracy": model.accuracy(xtr, ytr),
                "test_accuracy": model.accuracy(xte, yte), "seconds": time.time() - t0}
     return model, summary
