@@ -510,6 +510,7 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+void bind_workloads(nb::module_& m);
 void bind_cnn(nb::module_& m);  // cnn_bindings.cpp
 
 }  // namespace theopy

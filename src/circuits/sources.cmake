@@ -8,4 +8,8 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bootstrap_diagnostics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cnn.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/level_planner.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/level_planner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rotate_sum.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/activation_fit.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/masked_polynomial.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/packed_matmul.cpp)
