@@ -52,10 +52,21 @@ class ResNetConfig:
     blocks: int = 3
     classes: int = 10
     act_bound: float = 4.0
+    # Keep the minimax fit's constant B/16. Without it, act(x) = x/2 + x^2/(2B) meets ReLU at 0
+    # and +-B (max error B/8 on [-B, B]) and a residual stream iterating act stays at its
+    # stable fixed point 0 instead of drifting to a large common offset (which leaves the
+    # pooled features ill-conditioned for the final layer).
+    act_constant: bool = True
 
     @property
     def act(self) -> Tuple[float, float, float]:
-        return relu_quadratic(self.act_bound)
+        c0, c1, c2 = relu_quadratic(self.act_bound)
+        return (c0 if self.act_constant else 0.0, c1, c2)
+
+    @property
+    def act_max_error(self) -> float:
+        """max |act - ReLU| on [-act_bound, act_bound]."""
+        return self.act_bound / (16.0 if self.act_constant else 8.0)
 
     def block_names(self) -> List[Tuple[str, int, int, int]]:
         """(name, in channels, out channels, stride) of every basic block in order."""
@@ -323,8 +334,9 @@ class ResNet:
             "blocks_per_stage": cfg.blocks, "classes": cfg.classes, "shortcut": "A",
             "bn_eps": BN_EPS,
             "activation": {"kind": "quadratic", "coeffs": [c0, c1, c2],
-                           "fit": "minimax of ReLU", "interval": cfg.act_bound,
-                           "max_error": cfg.act_bound / 16.0},
+                           "fit": "minimax of ReLU" if cfg.act_constant else
+                                  "minimax of ReLU without its constant",
+                           "interval": cfg.act_bound, "max_error": cfg.act_max_error},
             "tensors": tensors,
         }
         header.update(self.meta)
@@ -344,7 +356,8 @@ class ResNet:
         bound = float(header["activation"]["interval"])
         cfg = ResNetConfig(image=header["input"][1], channels=header["input"][0],
                            widths=tuple(header["widths"]), blocks=header["blocks_per_stage"],
-                           classes=header["classes"], act_bound=bound)
+                           classes=header["classes"], act_bound=bound,
+                           act_constant=header["activation"]["coeffs"][0] != 0)
         params = {}
         for t in header["tensors"]:
             dt = np.dtype("<f2") if t["dtype"] == "f2" else np.dtype("<f4")
