@@ -52,21 +52,21 @@ class ResNetConfig:
     blocks: int = 3
     classes: int = 10
     act_bound: float = 4.0
-    # Keep the minimax fit's constant B/16. Without it, act(x) = x/2 + x^2/(2B) meets ReLU at 0
-    # and +-B (max error B/8 on [-B, B]) and a residual stream iterating act stays at its
-    # stable fixed point 0 instead of drifting to a large common offset (which leaves the
-    # pooled features ill-conditioned for the final layer).
-    act_constant: bool = True
+    # Explicit (c0, c1, c2) instead of the minimax ReLU quadratic on [-act_bound, act_bound].
+    act_coeffs: Optional[Tuple[float, float, float]] = None
 
     @property
     def act(self) -> Tuple[float, float, float]:
-        c0, c1, c2 = relu_quadratic(self.act_bound)
-        return (c0 if self.act_constant else 0.0, c1, c2)
+        if self.act_coeffs is not None:
+            return tuple(float(c) for c in self.act_coeffs)  # type: ignore[return-value]
+        return relu_quadratic(self.act_bound)
 
     @property
     def act_max_error(self) -> float:
-        """max |act - ReLU| on [-act_bound, act_bound]."""
-        return self.act_bound / (16.0 if self.act_constant else 8.0)
+        """max |act - ReLU| on [-act_bound, act_bound] (sampled)."""
+        c0, c1, c2 = self.act
+        x = np.linspace(-self.act_bound, self.act_bound, 20001)
+        return float(np.max(np.abs(c0 + c1 * x + c2 * x * x - np.maximum(x, 0))))
 
     def block_names(self) -> List[Tuple[str, int, int, int]]:
         """(name, in channels, out channels, stride) of every basic block in order."""
@@ -334,8 +334,8 @@ class ResNet:
             "blocks_per_stage": cfg.blocks, "classes": cfg.classes, "shortcut": "A",
             "bn_eps": BN_EPS,
             "activation": {"kind": "quadratic", "coeffs": [c0, c1, c2],
-                           "fit": "minimax of ReLU" if cfg.act_constant else
-                                  "minimax of ReLU without its constant",
+                           "fit": "trained coefficients" if cfg.act_coeffs is not None
+                                  else "minimax of ReLU",
                            "interval": cfg.act_bound, "max_error": cfg.act_max_error},
             "tensors": tensors,
         }
@@ -357,7 +357,7 @@ class ResNet:
         cfg = ResNetConfig(image=header["input"][1], channels=header["input"][0],
                            widths=tuple(header["widths"]), blocks=header["blocks_per_stage"],
                            classes=header["classes"], act_bound=bound,
-                           act_constant=header["activation"]["coeffs"][0] != 0)
+                           act_coeffs=tuple(header["activation"]["coeffs"]))
         params = {}
         for t in header["tensors"]:
             dt = np.dtype("<f2") if t["dtype"] == "f2" else np.dtype("<f4")
