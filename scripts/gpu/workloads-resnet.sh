@@ -43,7 +43,7 @@ rc=0
 run() {  # name, then arguments
   local name="$1"; shift
   echo "== $name: $*"
-  timeout 420 "$exe" --backend cuda --model "$model" --images "$images" --out "$out/resnet.json" \
+  timeout 900 "$exe" --backend cuda --model "$model" --images "$images" --out "$out/resnet.json" \
     "$@" > "$out/$name.jsonl" 2> "$out/$name.log"
   local r=$?
   grep -v "bootstrap keys\]" "$out/$name.log" | tail -n 25; cat "$out/$name.jsonl"
