@@ -433,8 +433,10 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
           weight_decay: float = 5e-4, seed: int = 0, max_shift: int = 0,
           data=None, log: Callable[[str], None] = print, residual_init: float = 0.5,
           log_every: int = 0,
-          on_epoch: Optional[Callable[["ResNet", int], None]] = None) -> Tuple[ResNet, dict]:
-    """SGD with momentum 0.9 and a cosine learning rate; returns the model and a summary.
+          on_epoch: Optional[Callable[["ResNet", int], None]] = None,
+          optimizer: str = "sgd") -> Tuple[ResNet, dict]:
+    """SGD with momentum 0.9 (optimizer "sgd") or Adam ("adam", betas 0.9 / 0.999), a cosine
+    learning rate and L2 weight decay; returns the model and a summary.
     residual_init scales the last batch-norm's gamma of every residual branch at
     initialization (0: zero-init residual); log_every > 0 logs the running loss every that many
     steps; on_epoch(model, epoch) runs after every epoch (e.g. a checkpoint)."""
@@ -442,7 +444,10 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
                                                                      config.channels)
     rng = np.random.default_rng(seed)
     model = ResNet(config, seed=seed, zero_init_residual=residual_init)
+    if optimizer not in ("sgd", "adam"):
+        raise ValueError(f"optimizer {optimizer!r}: 'sgd' or 'adam'")
     vel = {k: np.zeros_like(v) for k, v in model.params.items() if ResNet.trainable(k)}
+    sq = {k: np.zeros_like(v) for k, v in vel.items()}
     steps = epochs * ((len(xtr) + batch - 1) // batch)
     step = 0
     t0 = time.time()
@@ -473,8 +478,16 @@ def train(config: ResNetConfig, epochs: int = 30, batch: int = 64, lr: float = 0
             clip = min(1.0, 5.0 / (gnorm + 1e-12))
             for k, g in grads.items():
                 wd = weight_decay if g.ndim > 1 else 0.0
-                vel[k] = 0.9 * vel[k] + clip * g + wd * model.params[k]
-                model.params[k] = (model.params[k] - cur * vel[k]).astype(np.float32)
+                g = clip * g + wd * model.params[k]
+                if optimizer == "sgd":
+                    vel[k] = 0.9 * vel[k] + g
+                    upd = vel[k]
+                else:
+                    vel[k] = 0.9 * vel[k] + 0.1 * g
+                    sq[k] = 0.999 * sq[k] + 0.001 * g * g
+                    upd = (vel[k] / (1 - 0.9 ** (step + 1))) / (
+                        np.sqrt(sq[k] / (1 - 0.999 ** (step + 1))) + 1e-8)
+                model.params[k] = (model.params[k] - cur * upd).astype(np.float32)
             step += 1
             if log_every and step % log_every == 0:
                 log(f"  step {step}: loss {loss_sum / (i + len(idx)):.4f} "
