@@ -44,12 +44,15 @@ run() {  # name, then arguments
   local name="$1"; shift
   echo "== $name: $*"
   timeout 900 "$exe" --backend cuda --model "$model" --images "$images" --out "$out/resnet.json" \
-    "$@" > "$out/$name.jsonl" 2> "$out/$name.log"
+    "$@" > "$out/$name.jsonl" 2> "$out/$name.log"   # a later --model overrides this one
   local r=$?
   grep -v "bootstrap keys\]" "$out/$name.log" | tail -n 25; cat "$out/$name.jsonl"
   [[ $r -eq 0 ]] || { echo "workloads-resnet: $name failed (exit $r)"; rc=1; }
   nvidia-smi --query-gpu=memory.used --format=csv >> "$out/gpu.txt" 2>&1 || true
 }
+# A quick functional check first (the reduced network on the small insecure preset, seconds).
+run smoke --model "$root/examples/models/resnet8_tiny_digits.theocnn" --preset test_boot_n12 \
+  --insecure --count 3
 run min_keys --preset bootparam_40 --count 100 --profile --min-keys
 mem_mib="$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n1)"
 if [[ "${FAST:-0}" == 1 || "${mem_mib:-0}" -ge 120000 ]]; then
