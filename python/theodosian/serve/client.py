@@ -21,8 +21,6 @@ def _translate(exc: BaseException, what: str) -> BaseException:
     """Ray's exceptions as the server's: an error raised on the server comes back as itself; a
     dead actor, a lost object or a timeout as ServerUnavailableError."""
     ray = require_ray()
-    if isinstance(exc, ServeError):
-        return exc
     if isinstance(exc, ray.exceptions.RayTaskError):
         cause = getattr(exc, "cause", None)
         if isinstance(cause, ServeError):
@@ -30,6 +28,8 @@ def _translate(exc: BaseException, what: str) -> BaseException:
         if isinstance(cause, th.Error):
             return JobError(f"{what}: {type(cause).__name__}: {cause}")
         return JobError(f"{what} failed on the server: {cause or exc}")
+    if isinstance(exc, ServeError):
+        return exc
     if isinstance(exc, (ray.exceptions.GetTimeoutError, asyncio.TimeoutError, TimeoutError)):
         return ServerUnavailableError(f"{what}: no answer from the server in time")
     if isinstance(exc, (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError,

@@ -68,11 +68,12 @@ class _WorkerSlot:
 class Controller:
     """Runs as a Ray async actor named SERVER_NAME (see start())."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, name: str = SERVER_NAME) -> None:
         import ray  # noqa: PLC0415 - the actor runs where ray exists
 
         self._ray = ray
         self.config = config
+        self.name = name
         self._sessions: dict[str, _Session] = {}
         self._workers: dict[str, _WorkerSlot] = {}
         self._ids = itertools.count()
@@ -105,7 +106,7 @@ class Controller:
     def _new_worker(self) -> _WorkerSlot:
         worker_id = f"w{next(self._ids)}"
         actor = self._ray.remote(_RayWorker).options(
-            name=f"{SERVER_NAME}-{worker_id}", namespace=NAMESPACE, max_restarts=0,
+            name=f"{self.name}-{worker_id}", namespace=NAMESPACE, max_restarts=0,
             **self._worker_options())
         c = self.config
         handle = actor.remote(worker_id, backend=c.backend, threads=c.threads,
@@ -429,7 +430,7 @@ class Controller:
 
     async def worker_names(self) -> list[str]:
         """Actor names of the live workers (operations, fault-injection tests)."""
-        return [f"{SERVER_NAME}-{s.worker_id}" for s in self._workers.values() if s.alive]
+        return [f"{self.name}-{s.worker_id}" for s in self._workers.values() if s.alive]
 
     async def shutdown(self) -> None:
         for slot in self._workers.values():
@@ -522,7 +523,7 @@ def start(config: ServerConfig | None = None, *, address: str | None = None,
                             "max_concurrency": 1000}
     if detached:
         opts["lifetime"] = "detached"
-    handle = ray.remote(Controller).options(**opts).remote(config)
+    handle = ray.remote(Controller).options(**opts).remote(config, name)
     try:
         ray.get(handle.start.remote(), timeout=start_timeout_s)
     except Exception:
