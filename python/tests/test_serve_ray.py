@@ -289,3 +289,22 @@ def test_client_gets_an_error_when_the_server_goes_away(cluster) -> None:
             ray.kill(ray.get_actor(name, namespace=serve.NAMESPACE))
         except ValueError:
             pass
+
+
+def test_benchmark_records(cluster) -> None:
+    from theodosian.serve import bench
+
+    recs = bench.run_benchmark(preset="test_n12", ops=["hmult"], clients=[1, 2], gpus=1,
+                               batch=2, jobs_per_client=lambda op, n: 2, allow_insecure=True,
+                               backend="cpu", threads=1, key_budget=256 << 20,
+                               transfer_repeats=2, log=lambda s: None)
+    keys = {"op", "path", "clients", "gpus", "throughput_per_s", "p50_ms", "p99_ms", "device",
+            "git_commit", "median_ms"}
+    assert all(keys <= set(r) for r in recs)
+    assert {(r["path"], r["clients"]) for r in recs if r["op"] == "hmult"} == {
+        ("server", 1), ("in_process", 1), ("server", 2), ("in_process", 2)}
+    assert all(r["identical_to_in_process"] for r in recs if r["path"] == "server"
+               and r["op"] == "hmult")
+    transfer = next(r for r in recs if r["op"] == "transfer")
+    assert transfer["bytes"] > 0 and transfer["serialize_ms"] > 0
+    assert all(r["throughput_per_s"] > 0 for r in recs if r["op"] == "hmult")

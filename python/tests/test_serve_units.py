@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -206,3 +207,21 @@ def test_package_works_without_ray(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
     assert issubclass(RayMissingError, ImportError)
+
+
+def test_load_generator_counts_and_percentiles() -> None:
+    from theodosian.serve.bench import run_load
+
+    calls = []
+
+    def job(i: int) -> int:
+        calls.append(i)
+        time.sleep(0.001 * (i + 1))
+        return 3
+
+    res = run_load(job, clients=3, jobs_per_client=4)
+    rec = res.record()
+    assert res.jobs == 12 and res.ops == 36 and sorted(set(calls)) == [0, 1, 2]
+    assert rec["p50_ms"] <= rec["p99_ms"] and rec["throughput_per_s"] > 0
+    with pytest.raises(ZeroDivisionError):
+        run_load(lambda i: 1 // 0, clients=2, jobs_per_client=1)

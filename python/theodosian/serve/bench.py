@@ -71,7 +71,7 @@ class LoadResult:
 
 
 def run_load(job: Callable[[int], int], clients: int, jobs_per_client: int,
-             warmup: int = 1) -> LoadResult:
+             warmup: int = 0) -> LoadResult:
     """`clients` threads each call job(client_index) `jobs_per_client` times (after `warmup` calls
     each, not timed); job returns the operations it did. Throughput counts every timed job."""
     barrier = threading.Barrier(clients + 1)
@@ -171,8 +171,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                   allow_insecure: bool = False, backend: str = "auto", threads: int = 0,
                   key_budget: int = 48 << 30, address: str | None = None,
                   object_store_mb: int | None = None, num_cpus: int | None = None,
-                  transfer_repeats: int = 10, log: Callable[[str], None] = print
-                  ) -> list[dict[str, Any]]:
+                  transfer_repeats: int = 10, name: str = "theodosian-bench",
+                  log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """The whole benchmark: starts a server with `gpus` workers (or uses the cluster at
     `address`), runs every (op, clients) through the server and in-process, checks that the
     server's results are bit-identical to in-process ones, and returns the records."""
@@ -187,14 +187,14 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure,
                           allow_insecure_key_transport=True)
-    server = start(config, address=address, object_store_mb=object_store_mb, num_cpus=num_cpus,
-                   num_gpus=None)
+    server = start(config, address=address, name=name, object_store_mb=object_store_mb,
+                   num_cpus=num_cpus, num_gpus=None)
     try:
-        client = Client()
+        client = Client(name=name)
         session = client.open_session(keys)
-        info = server.metrics()["workers"]
-        device = (info[0].get("backends") or [ctx.backend])[0] if info else ctx.backend
-        log(f"server: {len(info)} workers ({time.perf_counter() - t_start:.1f} s)")
+        log(f"server: {len(server.metrics()['workers'])} workers "
+            f"({time.perf_counter() - t_start:.1f} s)")
+        device = ""
         common = {"gpus": gpus, "batch": batch, "preset": preset, "git_commit": git_commit(),
                   "date": datetime.date.today().isoformat()}
         records: list[dict[str, Any]] = []
@@ -211,6 +211,10 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
             identical = all(a.serialize() == b.serialize() for a, b in zip(got, want))
             log(f"{op}: server result identical to in-process: {identical} "
                 f"({time.perf_counter() - t0:.1f} s)")
+            if not device:
+                # The worker's backend, known once it made its Context.
+                workers = server.metrics()["workers"]
+                device = next((b for w in workers for b in w.get("backends", [])), ctx.backend)
             for n in clients:
                 jobs = jobs_per_client(op, n)
                 res = run_load(lambda _i: len(session.run(circuit, cts)), n, jobs)
@@ -227,7 +231,9 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
             rec = {"op": "transfer", "path": "server", "clients": 1, "input_of": op,
                    "log_n": ctx.log_n, **over, **common, "device": device,
                    "median_ms": over["round_trip_p50_ms"], "p50_ms": over["round_trip_p50_ms"],
-                   "p99_ms": over["round_trip_p99_ms"]}
+                   "p99_ms": over["round_trip_p99_ms"],
+                   # one client, one ciphertext per job, sequential
+                   "throughput_per_s": round(1e3 / over["round_trip_p50_ms"], 3)}
             records.append(rec)
             log(json.dumps(rec))
         metrics = server.metrics()

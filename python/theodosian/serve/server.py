@@ -505,7 +505,16 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None,
             kwargs["object_store_memory"] = int(object_store_mb) << 20
     else:
         kwargs["address"] = address
-    ray.init(**kwargs)
+    for attempt in range(3):
+        try:
+            ray.init(**kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+            # Ray gives a starting node 30 s (fixed) to register; on a loaded machine that can
+            # pass. Start again rather than fail.
+            if "timed out during startup" not in str(exc) or attempt == 2:
+                raise
+            ray.shutdown()
 
 
 def start(config: ServerConfig | None = None, *, address: str | None = None,
