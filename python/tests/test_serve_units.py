@@ -225,3 +225,13 @@ def test_load_generator_counts_and_percentiles() -> None:
     assert rec["p50_ms"] <= rec["p99_ms"] and rec["throughput_per_s"] > 0
     with pytest.raises(ZeroDivisionError):
         run_load(lambda i: 1 // 0, clients=2, jobs_per_client=1)
+
+
+def test_cli_help_and_arguments(capsys) -> None:
+    from theodosian.serve.__main__ import main
+
+    for cmd in ([], ["start", "--help"], ["bench", "--help"]):
+        with pytest.raises(SystemExit):
+            main(cmd)
+    out = capsys.readouterr()
+    assert "--key-budget-mb" in out.out and "--clients" in out.out

@@ -9,7 +9,8 @@
 #
 # Writes $OUT/serve/: <card>-serve-<date>.json (bench/results format: {header, results}),
 # bench.log, nvidia-smi.csv (utilization and memory every second), env.txt.
-# Environment: GPUS (workers, one per GPU; default 1), CLIENTS (default 1,2,4,8,16), OPS
+# Environment: GPUS (workers, one per GPU; default 1), GPUS_PER_WORKER (default 1; 0.5 puts two
+# workers on each GPU, issue 26's fallback on a one-GPU machine), CLIENTS (default 1,2,4,8,16), OPS
 # (default boot,hmult), BATCH (operations per job, default 16), JOBS (jobs per configuration,
 # default 8), PRESET (default bootparam_40), OBJECT_STORE_MB (default 20000), TIME_LIMIT_S
 # (default 420), PYTHON (default python3), TOPIC (output file topic, default serve).
@@ -30,9 +31,14 @@ rm -rf "$STAGE" && mkdir -p "$STAGE/site" "$STAGE/ext"
 xz -dc -T0 "$CARRY/ray-site.tar.xz" | tar -C "$STAGE/site" -xf - || { say "unpack ray failed"; exit 2; }
 xz -dc -T0 "$CARRY/theodosian-cp312.tar.xz" | tar -C "$STAGE/ext" -xf - ||
   { say "unpack extension failed"; exit 2; }
+# Bytecode now, in parallel: Ray gives its agents 15 s to start, and compiling ray's modules on
+# their first import can take longer than that.
+"$PY" -m compileall -q -j0 "$STAGE/site" >/dev/null 2>&1
 # The repository's pure-Python package first; its extension is found in $STAGE/ext/theodosian.
 export PYTHONPATH="$ROOT/python:$STAGE/ext:$STAGE/site${PYTHONPATH:+:$PYTHONPATH}"
 export RAY_USAGE_STATS_ENABLED=0 RAY_DEDUP_LOGS=0
+# NVLink multicast stays off on the lent machines (nothing here uses NCCL; set for any child).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export THEO_GIT_COMMIT="${THEO_GIT_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null ||
   awk '/^git_commit/ {print substr($2, 1, 12)}' "$CARRY/MANIFEST.txt")}"
 say "unpacked ($(du -sh "$STAGE" | cut -f1)); commit $THEO_GIT_COMMIT"
@@ -61,7 +67,8 @@ smi=$!
 say "bench: preset ${PRESET:-bootparam_40}, gpus $GPUS, clients ${CLIENTS:-1,2,4,8,16}"
 timeout "${TIME_LIMIT_S:-420}" "$PY" -m theodosian.serve bench \
   --preset "${PRESET:-bootparam_40}" --ops "${OPS:-boot,hmult}" \
-  --clients "${CLIENTS:-1,2,4,8,16}" --gpus "$GPUS" --batch "${BATCH:-16}" --jobs "${JOBS:-8}" \
+  --clients "${CLIENTS:-1,2,4,8,16}" --gpus "$GPUS" \
+  --gpus-per-worker "${GPUS_PER_WORKER:-1}" --batch "${BATCH:-16}" --jobs "${JOBS:-8}" \
   --num-cpus "$(nproc)" --object-store-mb "${OBJECT_STORE_MB:-20000}" \
   --out "$json" 2>&1 | grep -v 'Token authentication' | tee -a "$OUTDIR/bench.log"
 rc=${PIPESTATUS[0]}

@@ -23,7 +23,8 @@ from .errors import ServeError
 
 def _config(a: argparse.Namespace) -> ServerConfig:
     return ServerConfig(workers=a.workers, backend=a.backend, threads=a.threads,
-                        cpus_per_worker=a.cpus_per_worker, key_budget=int(a.key_budget_mb) << 20,
+                        cpus_per_worker=a.cpus_per_worker,
+                        gpus_per_worker=a.gpus_per_worker, key_budget=int(a.key_budget_mb) << 20,
                         host_key_budget=int(a.host_key_budget_mb) << 20, max_queue=a.max_queue,
                         split_batches=not a.no_split, retries=a.retries,
                         job_timeout_s=a.job_timeout_s, allow_insecure=a.allow_insecure,
@@ -114,7 +115,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
         allow_insecure=a.allow_insecure, backend=a.backend, threads=a.threads,
         key_budget=int(a.key_budget_mb) << 20, address=a.address,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus,
-        transfer_repeats=a.transfer_repeats,
+        transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
         log=lambda s: print(s, flush=True))
     header = {"record": "header", "topic": "serve", "preset": a.preset, "gpus": a.gpus,
               "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
@@ -146,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
         sp.add_argument("--threads", type=int, default=0, help="CPU backend threads per worker")
         sp.add_argument("--cpus-per-worker", type=float, default=1.0)
+        sp.add_argument("--gpus-per-worker", type=float, default=1.0,
+                        help="below 1: several workers share a GPU")
         sp.add_argument("--key-budget-mb", type=int, default=16 << 10,
                         help="materialized session keys per worker (MiB), LRU beyond")
         sp.add_argument("--host-key-budget-mb", type=int, default=32 << 10)
@@ -189,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--ops", default="boot,hmult")
     sp.add_argument("--clients", default="1,2,4,8,16")
     sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+    sp.add_argument("--gpus-per-worker", type=float, default=1.0,
+                    help="below 1: several workers share a GPU (e.g. 0.5: 2 per GPU)")
     sp.add_argument("--batch", type=int, default=16, help="operations per job")
     sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
                     "the clients)")

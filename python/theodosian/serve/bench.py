@@ -171,7 +171,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                   allow_insecure: bool = False, backend: str = "auto", threads: int = 0,
                   key_budget: int = 48 << 30, address: str | None = None,
                   object_store_mb: int | None = None, num_cpus: int | None = None,
-                  transfer_repeats: int = 10, name: str = "theodosian-bench",
+                  transfer_repeats: int = 10, gpus_per_worker: float = 1.0,
+                  name: str = "theodosian-bench",
                   log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """The whole benchmark: starts a server with `gpus` workers (or uses the cluster at
     `address`), runs every (op, clients) through the server and in-process, checks that the
@@ -185,6 +186,7 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
     work = Workload(ctx, keys, batch, boot_slots)
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
+                          gpus_per_worker=gpus_per_worker,
                           max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure,
                           allow_insecure_key_transport=True)
     server = start(config, address=address, name=name, object_store_mb=object_store_mb,
@@ -195,7 +197,7 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
         log(f"server: {len(server.metrics()['workers'])} workers "
             f"({time.perf_counter() - t_start:.1f} s)")
         device = ""
-        common = {"gpus": gpus, "batch": batch, "preset": preset, "git_commit": git_commit(),
+        common = {"gpus": gpus, "gpus_per_worker": gpus_per_worker, "batch": batch, "preset": preset, "git_commit": git_commit(),
                   "date": datetime.date.today().isoformat()}
         records: list[dict[str, Any]] = []
         for op in ops:

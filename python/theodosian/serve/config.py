@@ -16,8 +16,10 @@ class ServerConfig:
     backend: str = "auto"
     #: CPU backend threads per worker (0: all the worker's cores).
     threads: int = 0
-    #: CPUs a CPU-backend worker reserves in Ray.
+    #: CPUs a worker reserves in Ray.
     cpus_per_worker: float = 1.0
+    #: GPUs a worker reserves (below 1: several workers share a GPU).
+    gpus_per_worker: float = 1.0
     #: Materialized session keys per worker (bytes), LRU beyond.
     key_budget: int = 16 << 30
     #: Compact uploads kept in a worker's host memory after eviction (bytes).

@@ -92,7 +92,7 @@ class Controller:
         gpus = ray.cluster_resources().get("GPU", 0)
         opts: dict[str, Any] = {"max_concurrency": 2, "num_cpus": self.config.cpus_per_worker}
         if gpus >= 1 and self.config.backend != "cpu":
-            opts["num_gpus"] = 1
+            opts["num_gpus"] = self.config.gpus_per_worker
         else:
             opts["scheduling_strategy"] = "SPREAD"
         return opts
@@ -100,8 +100,9 @@ class Controller:
     def _worker_count(self) -> int:
         if self.config.workers > 0:
             return self.config.workers
-        gpus = int(self._ray.cluster_resources().get("GPU", 0))
-        return max(1, gpus if self.config.backend != "cpu" else 0)
+        gpus = self._ray.cluster_resources().get("GPU", 0)
+        per_gpu = 1.0 / self.config.gpus_per_worker if self.config.gpus_per_worker > 0 else 1.0
+        return max(1, int(gpus * per_gpu + 1e-9) if self.config.backend != "cpu" else 0)
 
     def _new_worker(self) -> _WorkerSlot:
         worker_id = f"w{next(self._ids)}"
