@@ -109,6 +109,23 @@ def cmd_bench(a: argparse.Namespace) -> int:
     def jobs(op: str, clients: int) -> int:
         return max(a.jobs // clients, a.min_jobs_per_client)
 
+    header = {"record": "header", "topic": "serve", "preset": a.preset, "gpus": a.gpus,
+              "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    written: list[dict] = []
+
+    def write(rec: dict) -> None:
+        # Rewritten after every record: a run cut short still leaves its measurements.
+        written.append(rec)
+        header["git_commit"] = rec.get("git_commit", "unknown")
+        if rec["path"] == "server":
+            header.setdefault("device", rec["device"])
+        if a.out:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+            with open(a.out + ".tmp", "w") as f:
+                json.dump({"header": header, "results": written}, f, indent=1)
+            os.replace(a.out + ".tmp", a.out)
+
     records = run_benchmark(
         preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
         gpus=a.gpus, batch=a.batch, jobs_per_client=jobs, boot_slots=a.boot_slots,
@@ -116,16 +133,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
         key_budget=int(a.key_budget_mb) << 20, address=a.address,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus,
         transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
-        log=lambda s: print(s, flush=True))
-    header = {"record": "header", "topic": "serve", "preset": a.preset, "gpus": a.gpus,
-              "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "git_commit": records[0]["git_commit"] if records else "unknown",
-              "device": next((r["device"] for r in records if r["path"] == "server"), "")}
+        log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
-        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out, "w") as f:
-            json.dump({"header": header, "results": records}, f, indent=1)
         print(f"wrote {len(records)} records to {a.out}")
     return 0
 

@@ -173,10 +173,13 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                   object_store_mb: int | None = None, num_cpus: int | None = None,
                   transfer_repeats: int = 10, gpus_per_worker: float = 1.0,
                   name: str = "theodosian-bench",
-                  log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+                  log: Callable[[str], None] = print,
+                  on_record: Callable[[dict[str, Any]], None] | None = None
+                  ) -> list[dict[str, Any]]:
     """The whole benchmark: starts a server with `gpus` workers (or uses the cluster at
     `address`), runs every (op, clients) through the server and in-process, checks that the
-    server's results are bit-identical to in-process ones, and returns the records."""
+    server's results are bit-identical to in-process ones, and returns the records (each also
+    handed to on_record as soon as it is measured)."""
     from . import Client, ServerConfig, start  # noqa: PLC0415
 
     t_start = time.perf_counter()
@@ -224,11 +227,15 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                        "identical_to_in_process": identical}
                 records.append(rec)
                 log(json.dumps(rec))
+                if on_record:
+                    on_record(rec)
                 res = run_load(lambda _i: (work.in_process(op), ops_per_job)[1], n, jobs)
                 rec = {"op": op, "path": "in_process", **res.record(), **common,
                        "device": ctx.backend}
                 records.append(rec)
                 log(json.dumps(rec))
+                if on_record:
+                    on_record(rec)
             over = transfer_overhead(session, ctx, cts, transfer_repeats)
             rec = {"op": "transfer", "path": "server", "clients": 1, "input_of": op,
                    "log_n": ctx.log_n, **over, **common, "device": device,
@@ -238,6 +245,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                    "throughput_per_s": round(1e3 / over["round_trip_p50_ms"], 3)}
             records.append(rec)
             log(json.dumps(rec))
+            if on_record:
+                on_record(rec)
         metrics = server.metrics()
         log("server metrics: " + json.dumps({k: metrics[k] for k in ("counters", "latency_ms")}))
         session.close()
