@@ -13,7 +13,10 @@
 # workers on each GPU, issue 26's fallback on a one-GPU machine), CLIENTS (default 1,2,4,8,16), OPS
 # (default boot,hmult), BATCH (operations per job, default 16), JOBS (jobs per configuration,
 # default 8), PRESET (default bootparam_40), OBJECT_STORE_MB (default 20000), TIME_LIMIT_S
-# (default 420), PYTHON (default python3), TOPIC (output file topic, default serve).
+# (default 420), PYTHON (default python3), TOPIC (output file topic, default serve), EXTRA_ARGS
+# (more `python -m theodosian.serve bench` options). A rehearsal without a GPU:
+#   ALLOW_CPU=1 PRESET=test_n12 OPS=hmult CLIENTS=1,2 BATCH=2 JOBS=2 OBJECT_STORE_MB=200 \
+#     EXTRA_ARGS="--allow-insecure --backend cpu --threads 1" scripts/gpu/serve.sh
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CARRY="$(cd "${1:-$ROOT/.carry/serve}" && pwd)" || { echo "serve.sh: no carry dir" >&2; exit 2; }
@@ -53,7 +56,8 @@ say "unpacked ($(du -sh "$STAGE" | cut -f1)); commit $THEO_GIT_COMMIT"
 "$PY" - <<'PY' 2>&1 | tee -a "$OUTDIR/bench.log"
 import ray, theodosian as th
 print("ray", ray.__version__, "| theodosian", th.__version__, "| cuda_available", th.cuda_available())
-assert th.cuda_available(), "the CUDA backend sees no GPU"
+import os
+assert th.cuda_available() or os.environ.get("ALLOW_CPU") == "1", "the CUDA backend sees no GPU"
 PY
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { say "import check failed"; exit 2; }
 
@@ -70,7 +74,7 @@ timeout "${TIME_LIMIT_S:-420}" "$PY" -m theodosian.serve bench \
   --clients "${CLIENTS:-1,2,4,8,16}" --gpus "$GPUS" \
   --gpus-per-worker "${GPUS_PER_WORKER:-1}" --batch "${BATCH:-16}" --jobs "${JOBS:-8}" \
   --num-cpus "$(nproc)" --object-store-mb "${OBJECT_STORE_MB:-20000}" \
-  --out "$json" 2>&1 | grep -v 'Token authentication' | tee -a "$OUTDIR/bench.log"
+  --out "$json" ${EXTRA_ARGS:-} 2>&1 | grep -v 'Token authentication' | tee -a "$OUTDIR/bench.log"
 rc=${PIPESTATUS[0]}
 kill "$smi" 2>/dev/null
 say "bench exit $rc; results: $json"

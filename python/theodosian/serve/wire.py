@@ -10,11 +10,10 @@ import theodosian as th
 
 from .errors import JobError
 
-# One flag byte in front of the library's form: bit 0 = is_real.
+# One flag byte in front of the library's form: bit 0 = is_real. The library validates its own
+# form (header, parameter fingerprint, sizes) when reading it.
 _REAL = 1
-# Offset of the library form's u64 parameter fingerprint (include/theo/ckks/serialization.h).
-_FINGERPRINT_OFFSET = 48
-_HEADER_BYTES = 56
+_MIN_BYTES = 1 + 8
 
 
 def encode(ct: th.Ciphertext) -> bytes:
@@ -23,7 +22,7 @@ def encode(ct: th.Ciphertext) -> bytes:
 
 def decode(context: th.Context, data: bytes, index: int = 0) -> th.Ciphertext:
     """Reads one ciphertext, with an error naming its index in the batch and what was wrong."""
-    if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) < 1 + _HEADER_BYTES:
+    if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) < _MIN_BYTES:
         raise JobError(f"ciphertext {index}: not a serialized ciphertext")
     flags = data[0]
     try:
@@ -45,9 +44,3 @@ def encode_batch(cts: Sequence[th.Ciphertext]) -> list[bytes]:
 def decode_batch(context: th.Context, blobs: Sequence[bytes], first_index: int = 0
                  ) -> list[th.Ciphertext]:
     return [decode(context, b, first_index + i) for i, b in enumerate(blobs)]
-
-
-def fingerprint_word(data: bytes) -> int:
-    """The library form's u64 parameter fingerprint of a wire ciphertext."""
-    start = 1 + _FINGERPRINT_OFFSET
-    return int.from_bytes(data[start:start + 8], "little")
