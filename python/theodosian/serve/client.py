@@ -48,7 +48,12 @@ class Client:
         from .server import init_ray  # noqa: PLC0415
 
         if not ray.is_initialized():
-            init_ray(address or "auto")
+            try:
+                init_ray(address or "auto")
+            except ConnectionError as exc:
+                raise ServerUnavailableError(
+                    f"no Ray cluster at {address or 'auto'} ({exc}); start a server first: "
+                    "python -m theodosian.serve start") from exc
         self._ray = ray
         self.timeout_s = timeout_s
         try:
