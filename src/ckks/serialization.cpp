@@ -345,8 +345,12 @@ long double read_scale(Reader& r, double hi, double lo) {
     r.fail("scale " + std::to_string(hi) + " + " + std::to_string(lo) +
            " is not a positive finite number");
   }
+  // Exactly the split save() writes (so one scale has one encoding, -0.0 and lost low parts
+  // included).
   const long double s = static_cast<long double>(hi) + lo;
-  if (static_cast<double>(s) != hi) {
+  const double hi2 = static_cast<double>(s);
+  const double lo2 = static_cast<double>(s - hi2);
+  if (hi2 != hi || lo2 != lo || std::signbit(lo) != std::signbit(lo2)) {
     r.fail("scale parts " + std::to_string(hi) + " and " + std::to_string(lo) +
            " are not the canonical split of a long double");
   }
