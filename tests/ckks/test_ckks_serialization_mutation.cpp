@@ -28,10 +28,18 @@ struct Outcome {
   int resealed_valid = 0;
 };
 
-enum class Kind { kBitFlips, kBytes, kTruncate, kExtend, kHeaderRaw, kHeaderResealed, kFieldResealed };
+enum class Kind {
+  kBitFlips,
+  kBytes,
+  kTruncate,
+  kExtend,
+  kHeaderRaw,
+  kHeaderResealed,
+  kFieldResealed
+};
 const char* kind_name(Kind k) {
-  static const char* names[] = {"bit flips",      "byte overwrite",   "truncation",
-                                "extension",      "header field",     "header field resealed",
+  static const char* names[] = {"bit flips",     "byte overwrite", "truncation",
+                                "extension",     "header field",   "header field resealed",
                                 "field resealed"};
   return names[static_cast<int>(k)];
 }
@@ -69,7 +77,7 @@ Bytes mutate(const Bytes& in, Kind kind, std::mt19937_64& rng) {
       static const std::size_t fields[] = {8, 12, 16, 20, 24, 28, 32, 48};
       const std::size_t at = fields[pick(std::size(fields))];
       const u32 old = serial::get_u32(b, at);
-      const u32 v = pick(3) == 0 ? static_cast<u32>(rng())
+      const u32 v = pick(3) == 0   ? static_cast<u32>(rng())
                     : pick(2) == 0 ? old + static_cast<u32>(1 + pick(4)) - 2u
                                    : old ^ (1u << pick(32));
       serial::set_u32(b, at, v);
@@ -84,7 +92,7 @@ Bytes mutate(const Bytes& in, Kind kind, std::mt19937_64& rng) {
       const std::size_t span = serial::kSectionHeader + std::min<u64>(s.size, 48);
       const std::size_t at = s.header + 4 * pick(span / 4);
       const u32 old = serial::get_u32(b, at);
-      const u32 v = pick(3) == 0 ? static_cast<u32>(rng())
+      const u32 v = pick(3) == 0   ? static_cast<u32>(rng())
                     : pick(2) == 0 ? old + static_cast<u32>(1 + pick(4)) - 2u
                                    : old ^ (1u << pick(32));
       serial::set_u32(b, at, v);
@@ -116,8 +124,8 @@ void run(const char* name, const Bytes& original, const RoundTrip& round_trip) {
         ++o.resealed_valid;  // a well-formed other object, loaded exactly as written
       } else {
         ADD_FAILURE() << name << ": mutation " << i << " (" << kind_name(kind)
-                      << ") was accepted as an object that differs from the original (seed "
-                      << seed << ")";
+                      << ") was accepted as an object that differs from the original (seed " << seed
+                      << ")";
       }
     } catch (const Error&) {
       ++o.errors;
