@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "theo/circuits/bootstrapper.h"
 #include "theo/math/prime_system.h"
 #include "theo/ring/automorphism.h"
 #include "theo/theodosian.h"
@@ -82,6 +83,11 @@ struct WRelinKey {
 struct WGaloisKeys {
   SessionPtr s;
   std::shared_ptr<theo::GaloisKeys> k;
+};
+
+struct WBootstrappingKeys {
+  SessionPtr s;
+  std::shared_ptr<const theo::BootstrappingKeys> k;
 };
 
 struct WEncoder {
@@ -510,5 +516,12 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+
+// Defined in serialization_bindings.cpp: to_bytes / from_bytes / save / load / pickling of every
+// object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of C++
+// API names in error messages into the Python calls.
+void bind_serialization(nb::module_& m);
+// Remembers a new Context for Context.for_parameters (the first live one per fingerprint).
+void register_context(const SessionPtr& s);
 
 }  // namespace theopy

@@ -90,6 +90,7 @@ from ._core import (
     Encryptor,
     EvalMod,
     EvalModParams,
+    EvaluationKeys,
     Evaluator,
     GaloisKeys,
     KeyGenerator,
@@ -106,6 +107,7 @@ from ._core import (
     cuda_available,
     max_log2_pq_128,
     presets,
+    serialized_info,
     slot_to_coeff_matrices,
 )
 
@@ -125,6 +127,7 @@ __all__ = [
     "PublicKey",
     "RelinKey",
     "GaloisKeys",
+    "EvaluationKeys",
     # data
     "Encoder",
     "Plaintext",
@@ -145,6 +148,8 @@ __all__ = [
     "EvalMod",
     "Bootstrapper",
     "BootstrappingKeys",
+    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
+    "serialized_info",
     # errors
     "Error",
     "ParameterError",

@@ -6,4 +6,5 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dft.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mod1.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bootstrapper.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bootstrap_diagnostics.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/bootstrap_diagnostics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bootstrapping_keys_io.cpp)

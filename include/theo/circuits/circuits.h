@@ -2,6 +2,7 @@
 // Umbrella header of the circuits layer.
 
 #include "theo/circuits/bootstrapper.h"
+#include "theo/circuits/bootstrapping_keys_io.h"
 #include "theo/circuits/chebyshev.h"
 #include "theo/circuits/dft.h"
 #include "theo/circuits/linear_transform.h"
