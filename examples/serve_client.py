@@ -33,19 +33,16 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=4, help="concurrent asyncio jobs")
     a = ap.parse_args()
 
-    # Keys travel as their compact serialization when this build has it; otherwise only as the
-    # key-generation seed, which shows the server the secret key (fine for a local demo).
-    insecure_transport = serve.key_transport() == "keygen-seed"
     server = None
     if a.local:
         print("starting a local server (2 CPU workers) ...", flush=True)
         server = serve.start(serve.ServerConfig(
-            workers=2, backend="cpu", allow_insecure_key_transport=insecure_transport))
+            workers=2, backend="cpu"))
     try:
         ctx = th.Context(a.preset)
         t0 = time.perf_counter()
-        keys = serve.ClientKeys.generate(ctx, rotations=[1, 2, 4],
-                                         insecure_key_transport=insecure_transport)
+        # The secret key stays here; the evaluation keys go to the server once, compact.
+        keys = serve.ClientKeys.generate(ctx, rotations=[1, 2, 4])
         print(f"keys: {keys.upload.describe()} in {time.perf_counter() - t0:.1f} s")
         client = serve.Client(None if a.local else a.address)
         rng = np.random.default_rng()

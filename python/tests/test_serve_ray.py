@@ -35,7 +35,7 @@ def _ctx(preset: str = "test_n12") -> th.Context:
 
 def _config(**kw) -> serve.ServerConfig:
     base = dict(workers=2, backend="cpu", threads=1, allow_insecure=True,
-                allow_insecure_key_transport=True, key_budget=512 << 20, max_queue=4,
+                key_budget=512 << 20, max_queue=4,
                 job_timeout_s=120.0, worker_start_timeout_s=120.0)
     base.update(kw)
     return serve.ServerConfig(**base)
@@ -63,7 +63,7 @@ def server(cluster):
 
 def _keys(ctx: th.Context | None = None, **kw) -> serve.ClientKeys:
     kw.setdefault("rotations", [1, 2])
-    return serve.ClientKeys.generate(ctx or _ctx(), insecure_key_transport=True, **kw)
+    return serve.ClientKeys.generate(ctx or _ctx(), **kw)
 
 
 def _encrypt(keys: serve.ClientKeys, rng, n: int) -> list[th.Ciphertext]:

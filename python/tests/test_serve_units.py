@@ -3,6 +3,7 @@ package working with Ray absent."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 import theodosian as th
 from theodosian.serve import circuits, wire
-from theodosian.serve.errors import JobError, RayMissingError, ServeError
+from theodosian.serve.errors import JobError, RayMissingError
 from theodosian.serve.keycache import KeyCache
 from theodosian.serve.keys import (ClientKeys, SessionKeys, materialize, parameters_fingerprint,
                                    switching_key_bytes)
@@ -27,7 +28,7 @@ def _ctx(preset: str = "test_n12") -> th.Context:
 
 @pytest.fixture(scope="module")
 def client() -> ClientKeys:
-    return ClientKeys.generate(_ctx(), rotations=[1, 2], insecure_key_transport=True)
+    return ClientKeys.generate(_ctx(), rotations=[1, 2])
 
 
 def _inputs(keys: ClientKeys, n: int) -> list[th.Ciphertext]:
@@ -45,7 +46,7 @@ def test_wire_round_trip_keeps_bits_and_realness(client: ClientKeys) -> None:
 
 
 def test_wire_refuses_other_parameters_and_garbage(client: ClientKeys) -> None:
-    other = ClientKeys.generate(_ctx("test_n13"), insecure_key_transport=True)
+    other = ClientKeys.generate(_ctx("test_n13"))
     blob = wire.encode(_inputs(other, 1)[0])
     with pytest.raises(JobError, match="ciphertext 5 was made for other parameters"):
         wire.decode(client.context, blob, index=5)
@@ -58,6 +59,8 @@ def test_wire_refuses_other_parameters_and_garbage(client: ClientKeys) -> None:
 
 def test_fingerprint_ignores_names_only() -> None:
     p = th.Parameters.preset("test_n12")
+    assert parameters_fingerprint(p) == th.Context(p, backend="cpu",
+                                                   allow_insecure=True).fingerprint
     q = th.Parameters.preset("test_n12")
     q.name, q.comment = "renamed", "other comment"
     assert parameters_fingerprint(p) == parameters_fingerprint(q)
@@ -65,19 +68,26 @@ def test_fingerprint_ignores_names_only() -> None:
     assert switching_key_bytes(p) == p.dnum * 2 * (p.max_limbs + p.alpha) * p.n * 4
 
 
-def test_seed_transport_needs_both_opt_ins(client: ClientKeys) -> None:
-    if client.upload.transport != "keygen-seed":
-        pytest.skip("this build serializes keys")
-    with pytest.raises(ServeError, match="insecure_key_transport=True"):
-        ClientKeys.generate(client.context)
-    with pytest.raises(ServeError, match="reveals the secret key"):
-        materialize(client.context, client.upload, allow_keygen_seed=False)
+def test_upload_is_compact_and_validated(client: ClientKeys) -> None:
+    up = client.upload
+    # relin + 2 Galois keys, each about half its loaded size (the uniform halves are seeds)
+    assert up.nbytes == 3 * switching_key_bytes(client.context.params)
+    assert len(up.payload) < 0.6 * up.nbytes
+    ctx = _ctx()
+    with pytest.raises(JobError, match="truncated"):
+        materialize(ctx, dataclasses.replace(up, payload=up.payload[:-100]))
+    flipped = bytearray(up.payload)
+    flipped[len(flipped) // 2] ^= 1
+    with pytest.raises(JobError, match="the keys do not load"):
+        materialize(ctx, dataclasses.replace(up, payload=bytes(flipped)))
+    with pytest.raises(JobError, match="bad magic"):
+        materialize(ctx, dataclasses.replace(up, payload=b"x" * 64))
 
 
 def test_materialized_keys_equal_clients(client: ClientKeys) -> None:
     # Same keys on the server side: a product and a rotation are bit-identical.
     server_ctx = _ctx()
-    server_keys = materialize(server_ctx, client.upload, allow_keygen_seed=True)
+    server_keys = materialize(server_ctx, client.upload)
     cts = _inputs(client, 2)
     for name, args in (("multiply", {}), ("rotate", {"steps": [1, 2]})):
         want = circuits.evaluate_in_process(name, client.context, client.session_keys(), cts,
@@ -87,7 +97,7 @@ def test_materialized_keys_equal_clients(client: ClientKeys) -> None:
                                             for c in cts], args)
         assert [g.serialize() for g in got] == [w.serialize() for w in want]
     with pytest.raises(JobError, match="other parameters"):
-        materialize(_ctx("test_n13"), client.upload, allow_keygen_seed=True)
+        materialize(_ctx("test_n13"), client.upload)
 
 
 def _fake_keys(nbytes: int) -> SessionKeys:
@@ -127,8 +137,7 @@ def test_key_cache_lru_eviction_and_host_spill() -> None:
 
 
 def test_worker_runs_jobs_and_reports_errors(client: ClientKeys) -> None:
-    w = Worker("t0", backend="cpu", threads=1, allow_insecure=True,
-               allow_insecure_key_transport=True)
+    w = Worker("t0", backend="cpu", threads=1, allow_insecure=True)
     cts = _inputs(client, 4)
     job = {"session_id": "s", "fingerprint": client.upload.fingerprint,
            "params_json": client.upload.params_json, "key_ref": [client.upload],
@@ -146,7 +155,7 @@ def test_worker_runs_jobs_and_reports_errors(client: ClientKeys) -> None:
         w.run(dict(job, circuit="rotate_sum", args={"width": 3}))
     with pytest.raises(JobError, match="circuit 'polynomial'"):
         w.run(dict(job, circuit="polynomial", args={"wrong": 1}))
-    other = ClientKeys.generate(_ctx("test_n13"), insecure_key_transport=True)
+    other = ClientKeys.generate(_ctx("test_n13"))
     bad = job["inputs"][:1] + [wire.encode(_inputs(other, 1)[0])]
     with pytest.raises(JobError, match="ciphertext 1 was made for other parameters"):
         w.run(dict(job, inputs=bad))
@@ -187,7 +196,7 @@ def test_package_works_without_ray(tmp_path) -> None:
         import theodosian as th
         from theodosian import serve
         ctx = th.Context("test_n12", backend="cpu", allow_insecure=True, threads=1)
-        keys = serve.ClientKeys.generate(ctx, insecure_key_transport=True)
+        keys = serve.ClientKeys.generate(ctx)
         x = np.linspace(-1, 1, ctx.slots)
         ct = keys.encryptor().encrypt(x)
         y = keys.decryptor().decrypt(keys.evaluator().rescale(keys.evaluator().square(ct)))

@@ -12,7 +12,7 @@ Client::
     from theodosian import serve
 
     ctx = th.Context("bootparam_40")
-    keys = serve.ClientKeys.generate(ctx, rotations=[1, 2], bootstrap=True)
+    keys = serve.ClientKeys.generate(ctx, rotations=[1, 2], bootstrap=True)  # secret key stays
     with serve.Client().open_session(keys) as session:
         ct = keys.encryptor().encrypt(x)
         out = session.run("bootstrap", [ct])          # or submit(...).result(), await run_async
@@ -36,7 +36,7 @@ from .errors import (
     ServerUnavailableError,
     SessionError,
 )
-from .keys import ClientKeys, KeyUpload, key_transport, parameters_fingerprint
+from .keys import ClientKeys, KeyUpload, parameters_fingerprint
 from .server import Server, get_server, init_ray, start
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "Job",
     "ClientKeys",
     "KeyUpload",
-    "key_transport",
     "parameters_fingerprint",
     "circuit",
     "register_circuit",

@@ -28,7 +28,6 @@ def _config(a: argparse.Namespace) -> ServerConfig:
                         host_key_budget=int(a.host_key_budget_mb) << 20, max_queue=a.max_queue,
                         split_batches=not a.no_split, retries=a.retries,
                         job_timeout_s=a.job_timeout_s, allow_insecure=a.allow_insecure,
-                        allow_insecure_key_transport=a.allow_insecure_key_transport,
                         allow_user_functions=not a.no_user_functions,
                         circuit_modules=tuple(a.circuits), session_ttl_s=a.session_ttl_s)
 
@@ -168,8 +167,6 @@ def main(argv: list[str] | None = None) -> int:
         sp.add_argument("--job-timeout-s", type=float, default=600.0)
         sp.add_argument("--allow-insecure", action="store_true",
                         help="accept parameter sets below 128-bit security (tests)")
-        sp.add_argument("--allow-insecure-key-transport", action="store_true",
-                        help="accept keys as key-generation seeds (reveals secret keys)")
         sp.add_argument("--no-user-functions", action="store_true")
         sp.add_argument("--circuits", action="append", default=[],
                         help="module registering circuits, imported by every worker")

@@ -185,13 +185,12 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     t_start = time.perf_counter()
     ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
     boot = {"slots": boot_slots} if "boot" in ops else None
-    keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot, insecure_key_transport=True)
+    keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
     log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
     work = Workload(ctx, keys, batch, boot_slots)
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           gpus_per_worker=gpus_per_worker,
-                          max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure,
-                          allow_insecure_key_transport=True)
+                          max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure)
     server = start(config, address=address, name=name, object_store_mb=object_store_mb,
                    num_cpus=num_cpus, num_gpus=None)
     try:

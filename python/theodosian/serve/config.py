@@ -39,8 +39,6 @@ class ServerConfig:
     worker_start_timeout_s: float = 120.0
     #: Parameter sets below 128-bit security (tests).
     allow_insecure: bool = False
-    #: Accept key uploads as key-generation seeds (reveals clients' secret keys; tests, benchmarks).
-    allow_insecure_key_transport: bool = False
     #: Sessions may register their own Python functions as circuits.
     allow_user_functions: bool = True
     #: Modules imported by every worker that register more circuits.

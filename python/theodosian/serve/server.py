@@ -113,7 +113,6 @@ class Controller:
         handle = actor.remote(worker_id, backend=c.backend, threads=c.threads,
                               key_budget=c.key_budget, host_key_budget=c.host_key_budget,
                               allow_insecure=c.allow_insecure,
-                              allow_insecure_key_transport=c.allow_insecure_key_transport,
                               circuit_modules=c.circuit_modules)
         return _WorkerSlot(worker_id, handle)
 
@@ -187,10 +186,6 @@ class Controller:
             raise JobError(f"open_session: the parameter set does not load: {exc}") from exc
         if parameters_fingerprint(params) != upload.fingerprint:
             raise JobError("open_session: the upload's fingerprint does not match its parameters")
-        if upload.transport == "keygen-seed" and not self.config.allow_insecure_key_transport:
-            raise SessionError(
-                "open_session refused: key transport 'keygen-seed' reveals the secret key; "
-                "this server was not started with allow_insecure_key_transport")
         if upload.nbytes > self.config.key_budget:
             raise JobError(f"open_session: the keys ({upload.nbytes / 2**20:.1f} MiB) exceed a "
                            f"worker's key budget ({self.config.key_budget / 2**20:.1f} MiB)")

@@ -26,7 +26,7 @@ UTILIZATION_WINDOW_S = 60.0
 class Worker:
     def __init__(self, worker_id: str, *, backend: str = "auto", threads: int = 0,
                  key_budget: int = 16 << 30, host_key_budget: int = 32 << 30,
-                 allow_insecure: bool = False, allow_insecure_key_transport: bool = False,
+                 allow_insecure: bool = False,
                  circuit_modules: tuple[str, ...] = (),
                  fetch: Callable[[Any], Any] | None = None) -> None:
         self.worker_id = worker_id
@@ -35,7 +35,6 @@ class Worker:
             "cuda" if th.cuda_available() else "cpu")
         self.threads = threads
         self.allow_insecure = allow_insecure
-        self.allow_keygen_seed = allow_insecure_key_transport
         self.keys = KeyCache(key_budget, host_key_budget)
         self.helpers = circuit_registry.HelperCache()
         self.plugins = circuit_registry.load_plugins(circuit_modules)
@@ -85,7 +84,7 @@ class Worker:
 
             keys, evicted = self.keys.get(
                 session_id, fetch_upload,
-                lambda up: materialize(ctx, up, allow_keygen_seed=self.allow_keygen_seed))
+                lambda up: materialize(ctx, up))
             t_keys = time.perf_counter()
             if job.get("fn") is not None:
                 circ = circuit_registry.Circuit(job["circuit"], job["fn"], job.get("arity", 1),
