@@ -1142,4 +1142,5 @@ NB_MODULE(_core, m) {
 
   bind_circuits(m);
   bind_serialization(m);
+  bind_workloads(m);
 }
