@@ -516,6 +516,7 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+void bind_workloads(nb::module_& m);
 
 // Defined in serialization_bindings.cpp: to_bytes / from_bytes / save / load / pickling of every
 // object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of C++

@@ -92,6 +92,9 @@ from ._core import (
     EvalModParams,
     EvaluationKeys,
     Evaluator,
+    Helr,
+    HelrBatch,
+    HelrState,
     GaloisKeys,
     KeyGenerator,
     LinearTransform,
@@ -105,9 +108,14 @@ from ._core import (
     chebyshev_max_error,
     coeff_to_slot_matrices,
     cuda_available,
+    helr_eta_schedule,
+    helr_reference_train,
+    least_squares_fit,
     max_log2_pq_128,
+    plan_levels,
     presets,
     serialized_info,
+    sigmoid_least_squares,
     slot_to_coeff_matrices,
 )
 
@@ -148,6 +156,15 @@ __all__ = [
     "EvalMod",
     "Bootstrapper",
     "BootstrappingKeys",
+    # encrypted ML
+    "least_squares_fit",
+    "sigmoid_least_squares",
+    "plan_levels",
+    "Helr",
+    "HelrState",
+    "HelrBatch",
+    "helr_eta_schedule",
+    "helr_reference_train",
     # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
     "serialized_info",
     # errors
