@@ -5,7 +5,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace theo;
-  const ContextPtr& ctx = fuzz::context();
   std::vector<std::uint8_t> first;
   try {
     first = to_bytes(load_parameters(fuzz::bytes(data, size), fuzz::options()));
