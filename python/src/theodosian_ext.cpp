@@ -1141,6 +1141,6 @@ NB_MODULE(_core, m) {
           "The automorphism X -> X^g for an odd Galois element g that has a key.");
 
   bind_circuits(m);
-  bind_serialization(m);
   bind_workloads(m);
+  bind_serialization(m);
 }

@@ -156,8 +156,6 @@ __all__ = [
     "EvalMod",
     "Bootstrapper",
     "BootstrappingKeys",
-    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
-    "serialized_info",
     # encrypted ML
     "least_squares_fit",
     "sigmoid_least_squares",
@@ -167,6 +165,8 @@ __all__ = [
     "HelrBatch",
     "helr_eta_schedule",
     "helr_reference_train",
+    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
+    "serialized_info",
     # errors
     "Error",
     "ParameterError",
