@@ -37,11 +37,12 @@ inline constexpr u32 kSpillDigit = 0xFFFFu;
 // count a key has, and exceeding it is an error.
 inline constexpr u32 kMaxSpillBlocks = 254;
 
-// The scheme ids a serialized compact key names (0 is "not compact": `a` stored in full).
+// The scheme ids a serialized compact key names. They continue the ids of serialized seeds, whose
+// 1 is the ChaCha20 expansion with a 128-bit reduction per word (uniform_expand.h).
 enum class Scheme : std::uint8_t {
-  kChaCha8Rej32 = 1,
-  kChaCha12Rej32 = 2,
-  kChaCha20Rej32 = 3,
+  kChaCha8Rej32 = 2,
+  kChaCha12Rej32 = 3,
+  kChaCha20Rej32 = 4,
 };
 
 THEO_HD u32 scheme_rounds(Scheme s) {
