@@ -510,5 +510,6 @@ inline void register_exceptions(nb::module_& m) {
 // Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
+void bind_workloads(nb::module_& m);
 
 }  // namespace theopy

@@ -1140,4 +1140,5 @@ NB_MODULE(_core, m) {
           "The automorphism X -> X^g for an odd Galois element g that has a key.");
 
   bind_circuits(m);
+  bind_workloads(m);
 }
