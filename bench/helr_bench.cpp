@@ -6,7 +6,8 @@
 // --insecure): the small CPU configuration.
 //
 //   theo_helr_bench [--preset bootparam_40] [--batch 1024] [--iterations 32] [--degree 3]
-//                   [--digits 3,8] [--backend auto|cpu|cuda] [--insecure] [--profile N]
+//                   [--radix 2|4|8] [--digits 3,8] [--backend auto|cpu|cuda] [--insecure]
+//                   [--profile N]
 //                   [--data PATH] [--seed S] [--json PATH]
 //
 // The digits set has 1797 images (about 250 training images of two classes), fewer than a batch:
@@ -44,7 +45,7 @@ namespace {
 
 struct Args {
   std::string preset = "bootparam_40";
-  u32 batch = 1024, iterations = 32, degree = 3, profile = 0;
+  u32 batch = 1024, iterations = 32, degree = 3, profile = 0, radix = 2;
   int d0 = 3, d1 = 8;
   std::string backend = "auto",
               data = std::string(THEO_SOURCE_DIR) + "/python/theodosian/data/digits14.bin";
@@ -70,6 +71,8 @@ Args parse(int argc, char** argv) {
       a.iterations = static_cast<u32>(std::stoul(next()));
     else if (k == "--degree")
       a.degree = static_cast<u32>(std::stoul(next()));
+    else if (k == "--radix")
+      a.radix = static_cast<u32>(std::stoul(next()));
     else if (k == "--profile")
       a.profile = static_cast<u32>(std::stoul(next()));
     else if (k == "--backend")
@@ -87,7 +90,8 @@ Args parse(int argc, char** argv) {
       if (std::sscanf(v.c_str(), "%d,%d", &a.d0, &a.d1) != 2) throw ParameterError("--digits a,b");
     } else if (k == "--help" || k == "-h") {
       std::puts(
-          "theo_helr_bench [--preset P] [--batch B] [--iterations T] [--degree 3|5|7] "
+          "theo_helr_bench [--preset P] [--batch B] [--iterations T] [--degree 3|5|7] [--radix "
+          "2|4|8] "
           "[--digits a,b] [--backend auto|cpu|cuda] [--insecure] [--profile N] [--data PATH] "
           "[--seed S] [--json PATH]");
       std::exit(0);
@@ -130,6 +134,7 @@ int main(int argc, char** argv) try {
   cfg.batch = a.batch;
   cfg.iterations = a.iterations;
   cfg.sigmoid_degree = a.degree;
+  cfg.reduction_radix = a.radix;
   const Digits digits = load_digits(a.data);
   std::vector<u32> idx;
   for (u32 i = 0; i < digits.count(); ++i)
@@ -273,6 +278,7 @@ int main(int argc, char** argv) try {
          {"iterations", cfg.iterations},
          {"sigmoid_degree", cfg.sigmoid_degree},
          {"sigmoid_bound", cfg.sigmoid_bound},
+         {"reduction_radix", cfg.reduction_radix},
          {"digits", std::to_string(a.d0) + " vs " + std::to_string(a.d1)},
          {"held_out_images", test.size()},
          {"mean_ms", per},

@@ -180,6 +180,7 @@ NB_MODULE(_core, m) {
               nb::gil_scoped_release release;
               s = std::make_shared<Session>(theo::Context::create(p, opt));
             }
+            register_context(s);
             new (self) WContext{std::move(s)};
           },
           "params"_a, nb::kw_only(), "backend"_a = "auto", "allow_insecure"_a = false,
@@ -1141,5 +1142,6 @@ NB_MODULE(_core, m) {
 
   bind_circuits(m);
   bind_workloads(m);
+  bind_serialization(m);
   bind_cnn(m);
 }

@@ -68,3 +68,16 @@ def test_helr_rejects_bad_input_before_encrypting() -> None:
     small = th.Context("test_boot_n12", backend="cpu", allow_insecure=True)
     with pytest.raises(th.LevelError, match="HELR iteration"):
         th.Helr(small, batch=64)
+
+
+def test_digits_file_matches_its_generator() -> None:
+    """The committed 14 x 14 digits are what scripts/make-digits14 makes from scikit-learn."""
+    pytest.importorskip("sklearn")
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(root / "scripts" / "make-digits14"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -90,6 +90,7 @@ from ._core import (
     Encryptor,
     EvalMod,
     EvalModParams,
+    EvaluationKeys,
     Evaluator,
     Helr,
     HelrBatch,
@@ -113,6 +114,7 @@ from ._core import (
     max_log2_pq_128,
     plan_levels,
     presets,
+    serialized_info,
     sigmoid_least_squares,
     slot_to_coeff_matrices,
 )
@@ -133,6 +135,7 @@ __all__ = [
     "PublicKey",
     "RelinKey",
     "GaloisKeys",
+    "EvaluationKeys",
     # data
     "Encoder",
     "Plaintext",
@@ -162,6 +165,8 @@ __all__ = [
     "HelrBatch",
     "helr_eta_schedule",
     "helr_reference_train",
+    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
+    "serialized_info",
     # errors
     "Error",
     "ParameterError",

@@ -31,8 +31,11 @@ run() {  # name, then arguments
   tail -n 3 "$out/$name.log"; cat "$out/$name.jsonl"
   [[ $r -eq 0 ]] || { echo "workloads-helr: $name failed (exit $r)"; rc=1; }
 }
-# The paper's parameter set (Cheddar's bootparam_40: N = 2^16, Delta = 2^40, secure).
+# The paper's parameter set (Cheddar's bootparam_40: N = 2^16, Delta = 2^40, secure), with the
+# profiled pass.
 run bootparam_40 --preset bootparam_40 --batch 1024 --iterations 32 --profile 4 --seed 1
+# A/B: double-hoisted radix-4 reductions (same data, same seed).
+run bootparam_40_radix4 --preset bootparam_40 --batch 1024 --iterations 32 --radix 4 --seed 1
 # The library's own secure 25-30 prime system with the same level structure.
 run n16_s40_boot --preset n16_s40_boot --batch 1024 --iterations 32 --seed 1
 echo "workloads-helr: results in $out (helr.json: one record per line)"

@@ -1,5 +1,6 @@
 #include "theo/circuits/rotate_sum.h"
 
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -67,9 +68,14 @@ Ciphertext rotate_sum(const Evaluator& ev, const Ciphertext& ct, int stride, u32
     if (rots.size() == 1) {
       ev.add_inplace(acc, ev.rotate(acc, rots[0], keys));
     } else {
-      std::vector<Ciphertext> rotated = ev.rotate_hoisted(acc, rots, keys);
-      for (const Ciphertext& x : rotated)
-        ev.add_inplace(acc, x);
+      // Double hoisting: one ModUp for all rotations, their sum (with P * acc for the rotation by
+      // 0) accumulated over Q_l u P, one ModDown: radix 4 costs 1 ModUp + 3 KeyMults + 1 ModDown
+      // where two radix-2 steps cost 2 of each.
+      rots.insert(rots.begin(), 0);
+      std::vector<ExtendedCiphertext> parts = ev.rotate_hoisted_extended(acc, rots, keys);
+      for (std::size_t i = 1; i < parts.size(); ++i)
+        ev.add_inplace(parts[0], parts[i]);
+      acc = ev.mod_down(std::move(parts[0]));
     }
   }
   return acc;
@@ -78,12 +84,26 @@ Ciphertext rotate_sum(const Evaluator& ev, const Ciphertext& ct, int stride, u32
 MergedReduction::MergedReduction(const Encoder& encoder, u32 level, u32 slots,
                                  std::vector<int> pre_strides,
                                  std::span<const std::vector<std::complex<double>>> masks,
-                                 std::vector<int> shifts, std::vector<int> post_strides)
+                                 std::vector<int> shifts, std::vector<int> post_strides,
+                                 u32 post_radix)
     : level_(level),
       slots_(slots),
       pre_(std::move(pre_strides)),
       shifts_(std::move(shifts)),
-      post_(std::move(post_strides)) {
+      post_(std::move(post_strides)),
+      post_radix_(post_radix) {
+  check_count(1, post_radix, "MergedReduction");
+  if (post_radix > 2 && post_.size() > 1) {
+    std::vector<int> sorted = post_;
+    std::sort(sorted.begin(), sorted.end());
+    bool geometric = sorted[0] > 0;
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+      geometric = geometric && sorted[i] == 2 * sorted[i - 1];
+    if (geometric) {
+      post_base_ = sorted[0];
+      post_count_ = 1u << sorted.size();
+    }
+  }
   if (level == 0) throw LevelError("MergedReduction: the masks need a level above 0");
   if (masks.empty() || shifts_.size() != masks.size()) {
     throw ParameterError("MergedReduction: " + std::to_string(masks.size()) + " masks and " +
@@ -111,13 +131,22 @@ std::vector<int> MergedReduction::rotations() const {
     out.push_back(normalize_rotation(s, slots_));
   for (const int s : shifts_)
     if (normalize_rotation(s, slots_) != 0) out.push_back(normalize_rotation(s, slots_));
-  for (const int s : post_)
-    out.push_back(normalize_rotation(s, slots_));
+  if (post_base_ != 0) {
+    for (const int r : rotate_sum_rotations(post_base_, post_count_, slots_, post_radix_))
+      out.push_back(r);
+  } else {
+    for (const int s : post_)
+      out.push_back(normalize_rotation(s, slots_));
+  }
   return out;
 }
 
 u32 MergedReduction::key_switches() const {
-  u32 k = static_cast<u32>(pre_.size() * mask_of_.size() + post_.size());
+  u32 k = static_cast<u32>(pre_.size() * mask_of_.size());
+  k += post_base_ != 0
+           ? static_cast<u32>(
+                 rotate_sum_rotations(post_base_, post_count_, slots_, post_radix_).size())
+           : static_cast<u32>(post_.size());
   for (const int s : shifts_)
     if (normalize_rotation(s, slots_) != 0) ++k;
   return k;
@@ -183,6 +212,7 @@ Ciphertext MergedReduction::apply(const Evaluator& ev, std::span<const Ciphertex
         ev.add_inplace(sum, s);
     }
   }
+  if (post_base_ != 0) return rotate_sum(ev, sum, post_base_, post_count_, keys, post_radix_);
   for (const int s : post_)
     ev.add_inplace(sum, ev.rotate(sum, normalize_rotation(s, slots_), keys));
   return sum;

@@ -165,6 +165,10 @@ Helr::Helr(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
   if (!(cfg.learning_rate > 0) || !std::isfinite(cfg.learning_rate)) {
     throw ParameterError("Helr: learning_rate must be a positive number");
   }
+  if (cfg.reduction_radix != 2 && cfg.reduction_radix != 4 && cfg.reduction_radix != 8) {
+    throw ParameterError("Helr: reduction_radix " + std::to_string(cfg.reduction_radix) +
+                         " (2, 4 or 8)");
+  }
   if (!(cfg.bootstrap_scale > 0) || !(cfg.bootstrap_scale <= 1)) {
     throw ParameterError("Helr: bootstrap_scale must be in (0, 1]");
   }
@@ -236,8 +240,8 @@ Helr::Helr(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
     for (u32 p = 0; p < n; ++p)
       if (p % f < r) mask_a[p] = m.kappa(t) / (2 * cfg.sigmoid_bound);
     std::vector<std::vector<Cx>> masks_a(c_count, mask_a);
-    m.inner.push_back(
-        std::make_unique<MergedReduction>(m.encoder, L - 1, n, pre_a, masks_a, shifts_a, post_a));
+    m.inner.push_back(std::make_unique<MergedReduction>(m.encoder, L - 1, n, pre_a, masks_a,
+                                                        shifts_a, post_a, cfg.reduction_radix));
     m.sigmoid.push_back(std::make_unique<MaskedPolynomial>(m.encoder, p_of_x, sig_mask, L - 2, n));
     const bool boot_next = t + 1 < cfg.iterations && plan_.steps[t + 1].bootstrap_before;
     const double value = boot_next ? gamma * cfg.bootstrap_scale : gamma;
@@ -247,8 +251,9 @@ Helr::Helr(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
       for (u32 p = 0; p < n; ++p)
         if ((p / r) % c_count == 0) mask_c[p] = value;
       std::vector<std::vector<Cx>> masks_c(c_count, mask_c);
-      m.gradient.emplace(key, std::make_unique<MergedReduction>(m.encoder, L - 3 - dsig, n, pre_c,
-                                                                masks_c, shifts_c, post_c));
+      m.gradient.emplace(
+          key, std::make_unique<MergedReduction>(m.encoder, L - 3 - dsig, n, pre_c, masks_c,
+                                                 shifts_c, post_c, cfg.reduction_radix));
     }
     if (boot_next && !m.second_half.count(L - 1))
       m.second_half.emplace(L - 1, m.half_mask(n, f, L - 1, false, 1.0));

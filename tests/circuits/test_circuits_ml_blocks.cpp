@@ -63,7 +63,7 @@ TEST(MlBlocks, RotateSumBothDirectionsAndRadices) {
 
 // Four ciphertexts of 16 rows x 128 columns, each reduced along its rows; merged: 4 * 2 + 3 + 5
 // rotations instead of 4 * 7, the sums of ciphertext c at slot 128 a + 32 c.
-TEST(MlBlocks, MergedInnerReduction) {
+void merged_inner_reduction(u32 post_radix) {
   Fixture f;
   const u32 width = 128, cts = 4, share = width / cts;
   std::vector<std::vector<Cplx>> in;
@@ -81,7 +81,8 @@ TEST(MlBlocks, MergedInnerReduction) {
       masks[c][p] = (p % width) < share ? factor : 0.0;
     shifts.push_back(-static_cast<int>(share * c));
   }
-  const MergedReduction red(f.e.encoder, 3, kSlots, {64, 32}, masks, shifts, {16, 8, 4, 2, 1});
+  const MergedReduction red(f.e.encoder, 3, kSlots, {64, 32}, masks, shifts, {16, 8, 4, 2, 1},
+                            post_radix);
   GaloisKeys gk = f.keys(red.rotations());
   std::vector<const Ciphertext*> ptrs;
   for (const auto& c : enc)
@@ -103,6 +104,13 @@ TEST(MlBlocks, MergedInnerReduction) {
   EXPECT_GE(b, 18);
   EXPECT_THROW(red.apply(f.e.evaluator, std::span<const Ciphertext* const>(ptrs.data(), 2), gk),
                ParameterError);
+}
+
+TEST(MlBlocks, MergedInnerReduction) {
+  merged_inner_reduction(2);
+}
+TEST(MlBlocks, MergedInnerReductionHoistedRadix8) {
+  merged_inner_reduction(8);
 }
 
 TEST(MlBlocks, MaskedPolynomialMatchesPlaintext) {

@@ -55,17 +55,19 @@ Data digits_3_vs_8(u32 features) {
   return out;
 }
 
-TEST(Helr, EncryptedTrainingMatchesPlaintextInBits) {
+void train_and_compare(u32 radix, u32 iterations) {
   HelrConfig cfg;
   cfg.batch = 64;
-  cfg.iterations = 4;
+  cfg.iterations = iterations;
+  cfg.reduction_radix = radix;
   auto ctx = make_ctx();
   Helr helr(ctx, cfg);
   std::printf("%s", helr.plan().describe().c_str());
   EXPECT_EQ(helr.slots(), 2048u);
   EXPECT_EQ(helr.ciphertexts(), 4u);
   EXPECT_EQ(helr.iteration_depth(), 6u);
-  EXPECT_EQ(helr.plan().bootstraps, 1u);
+  EXPECT_EQ(helr.config().reduction_radix, radix);
+  EXPECT_EQ(helr.plan().bootstraps, iterations > 2 ? 1u : 0u);
 
   const Data data = digits_3_vs_8(cfg.features);
   const u32 n = static_cast<u32>(data.labels.size());
@@ -110,7 +112,16 @@ TEST(Helr, EncryptedTrainingMatchesPlaintextInBits) {
         t, bits, scale, times.total_ms(), times.key_switches);
     EXPECT_GE(bits, 12) << "iteration " << t;
   }
-  EXPECT_EQ(helr.bootstraps(), 1u);
+  EXPECT_EQ(helr.bootstraps(), iterations > 2 ? 1u : 0u);
+}
+
+// Four iterations: two from the encryption level, a bootstrapping, two more.
+TEST(Helr, EncryptedTrainingMatchesPlaintextInBits) {
+  train_and_compare(2, 4);
+}
+// Double-hoisted radix-4 reductions: the same result to the same precision (one span).
+TEST(Helr, EncryptedTrainingRadix4) {
+  train_and_compare(4, 2);
 }
 
 TEST(Helr, RejectsBadInputBeforeEncrypting) {

@@ -3,8 +3,9 @@
 //
 //   rotate_sum(ct, stride, count):  out[p] = sum_{t < count} ct[p + t * stride]   (slots mod n)
 //
-// in log2(count) rotate-and-add steps (count a power of two), or fewer, larger steps with hoisted
-// rotations (radix 4 or 8: each step rotates one ciphertext radix - 1 times sharing one ModUp).
+// in log2(count) rotate-and-add steps (count a power of two), or fewer, larger steps with
+// double-hoisted rotations (radix 4 or 8: each step rotates one ciphertext radix - 1 times sharing
+// one ModUp, sums over Q_l u P and ModDowns once).
 // A negative stride sums right rotations, which replicates a value into the `count` - 1 slots
 // after it (the slots in between must be zero). Reducing along the *outer* axis of a packed
 // matrix (stride = row width, count = rows) leaves the sum in every row; along the inner axis
@@ -44,9 +45,11 @@ class MergedReduction {
   //           `level` - the level of the inputs after their products - at that level's scale);
   // shifts[c]: left rotation of input c after its mask (0: none);
   // post_strides: rotate-and-add steps on the sum. Masks of equal values share one plaintext.
+  // post_radix > 2: when the post strides are m, 2m, ..., 2^(k-1) m (any order), they run as
+  // rotate_sum(sum, m, 2^k, post_radix) (double-hoisted steps).
   MergedReduction(const Encoder& encoder, u32 level, u32 slots, std::vector<int> pre_strides,
                   std::span<const std::vector<std::complex<double>>> masks, std::vector<int> shifts,
-                  std::vector<int> post_strides);
+                  std::vector<int> post_strides, u32 post_radix = 2);
 
   // cts: relinearized, at level(), slots() slots, as many as there are masks. Output at level()
   // - 1.
@@ -65,6 +68,9 @@ class MergedReduction {
   std::vector<int> pre_, shifts_, post_;
   std::vector<Plaintext> masks_;
   std::vector<u32> mask_of_;  // input -> index into masks_
+  u32 post_radix_ = 2;
+  int post_base_ = 0;   // m when the post strides are m, 2m, 4m, ... and post_radix_ > 2, else 0
+  u32 post_count_ = 0;  // 2^k
 };
 
 }  // namespace theo

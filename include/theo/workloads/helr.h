@@ -32,7 +32,8 @@
 // bootstrapped state (13 levels on bootparam_40, 1 for the split) carries 2 iterations.
 //
 // Client and server: encrypt_batch / initial_state / decrypt_weights need the client's keys;
-// iterate() uses only the evaluation keys that generate_keys() stores in this object.
+// iterate() uses only the evaluation keys that generate_keys() stores in this object. One Helr
+// trains one model at a time (iterate() counts bootstrappings: not for concurrent calls).
 
 #include <memory>
 #include <span>
@@ -59,7 +60,9 @@ struct HelrConfig {
   // gamma = learning_rate / batch. 0.2 suits features in [0, 1] with ~200 pixels (digits 3 vs 8:
   // 99% held-out accuracy in 32 iterations, inner products within about +-9).
   double learning_rate = 0.2;
-  u32 reduction_radix = 2;  // rotate-and-sum steps of the replications (2, 4, 8: hoisted)
+  // Rotate-and-sum steps after the merges and of the sigmoid replication: 2, or 4 / 8 with
+  // double-hoisted steps (fewer ModUps and ModDowns, more rotation keys).
+  u32 reduction_radix = 2;
   // The state is multiplied by this before each bootstrapping and divided after (inside masks,
   // no level): keeps its slots well inside the bootstrapping's input range.
   double bootstrap_scale = 0.25;
