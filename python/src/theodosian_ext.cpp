@@ -189,6 +189,7 @@ NB_MODULE(_core, m) {
               s = std::make_shared<Session>(theo::Context::create(p, opt));
             }
             s->recorder = std::move(rec);
+            register_context(s);
             new (self) WContext{std::move(s)};
           },
           "params"_a, nb::kw_only(), "backend"_a = "auto", "allow_insecure"_a = false,
@@ -1152,4 +1153,6 @@ NB_MODULE(_core, m) {
 
   bind_circuits(m);
   bind_workloads(m);
+  bind_serialization(m);
+  bind_cnn(m);
 }

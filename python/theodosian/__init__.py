@@ -43,7 +43,6 @@ from ._errors import (
 )
 
 
-
 def _locate_core() -> None:
     """Source checkout on sys.path (e.g. PYTHONPATH=python/) without a built extension next to
     this file: use the extension of another theodosian package further on sys.path (a build's
@@ -83,7 +82,7 @@ except ImportError as _exc:  # pragma: no cover - only without a built extension
     def __getattr__(name: str):
         # the extension's names raise why it is missing; anything else (e.g. the submodule
         # "sim", which `from theodosian import sim` looks up first) is an ordinary miss
-        if name in __all__ and name != "__version__" or name == "__version__":
+        if name in __all__:
             raise _core_error
         raise AttributeError(f"module 'theodosian' has no attribute {name!r}")
 
@@ -100,6 +99,7 @@ if _core is not None:
         Encryptor,
         EvalMod,
         EvalModParams,
+        EvaluationKeys,
         Evaluator,
         Helr,
         HelrBatch,
@@ -123,6 +123,7 @@ if _core is not None:
         max_log2_pq_128,
         plan_levels,
         presets,
+        serialized_info,
         sigmoid_least_squares,
         slot_to_coeff_matrices,
     )
@@ -143,6 +144,7 @@ __all__ = [
     "PublicKey",
     "RelinKey",
     "GaloisKeys",
+    "EvaluationKeys",
     # data
     "Encoder",
     "Plaintext",
@@ -172,6 +174,8 @@ __all__ = [
     "HelrBatch",
     "helr_eta_schedule",
     "helr_reference_train",
+    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
+    "serialized_info",
     # errors
     "Error",
     "ParameterError",
@@ -182,4 +186,39 @@ __all__ = [
     "ContextError",
     "OutOfMemoryError",
     "BackendError",
+]
+
+# Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
+# pure-Python module theodosian.cnn.
+if _core is not None:
+    from ._core import (
+        CnnLinearLayer,
+        ResNetInference,
+        ResNetKeys,
+        ResNetModel,
+        TensorLayout,
+        conv2d_bias,
+        conv2d_matrix,
+        fc_output_slot,
+        linear_output_period,
+        pooled_fc_matrix,
+        shortcut_matrix,
+        spatial_sum,
+        spatial_sum_rotations,
+    )
+
+__all__ += [
+    "TensorLayout",
+    "conv2d_matrix",
+    "conv2d_bias",
+    "shortcut_matrix",
+    "pooled_fc_matrix",
+    "fc_output_slot",
+    "linear_output_period",
+    "spatial_sum",
+    "spatial_sum_rotations",
+    "CnnLinearLayer",
+    "ResNetModel",
+    "ResNetInference",
+    "ResNetKeys",
 ]
