@@ -20,6 +20,10 @@
 //                  --helr-iterations, default: up to and including the first one with a
 //                  bootstrapping); batches of synthetic features (the ops do not depend on the
 //                  values)                                                 scope "HELR"
+//   resnet20       one encrypted ResNet-20 inference (theo/workloads/resnet.h) of the model file
+//                  --resnet-model (default examples/models/resnet20_digits.theocnn) on a
+//                  synthetic image; --resnet-min-keys for the layers' min-keys mode (what fits
+//                  an 80 GB card). Tens of GB of encoded weights: meant for a GPU     "ResNet20"
 // --limbs picks the level as theo_bench does (the highest with at most k limbs; default: the top
 // level). --cache-mib sets the cache the key-switch batch planner fills
 // (Optimizations::cache_bytes): the batches, and so the op sequence, follow the GPU's L2. Default
@@ -28,6 +32,7 @@
 // GiB on the CPU backend;
 // --min-keys: the +-2^k keys only, a different and slower op sequence).
 
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cstdio>
@@ -45,15 +50,16 @@
 #include "theo/ring/traffic_trace.h"
 #include "theo/theodosian.h"
 #include "theo/workloads/helr.h"
+#include "theo/workloads/resnet.h"
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
                "usage: theo_trace [preset] [--workloads boot,hmult,hmult_rescale,hrot,keyswitch,"
-               "rescale,pmult,hadd,helr] [--limbs k] [--rotation r] [--backend cpu|cuda] "
-               "[--cache-mib m] [--helr-iterations k] [--insecure] [--min-keys] [--commit sha] "
-               "[--out-dir dir]\n");
+               "rescale,pmult,hadd,helr,resnet20] [--limbs k] [--rotation r] [--backend cpu|cuda] "
+               "[--cache-mib m] [--helr-iterations k] [--resnet-model file] [--resnet-min-keys] "
+               "[--insecure] [--min-keys] [--commit sha] [--out-dir dir]\n");
   return 2;
 }
 
@@ -91,6 +97,7 @@ const char* scope_of(const std::string& w) {
   if (w == "hadd") return "HAdd";
   if (w == "boot") return "Boot";
   if (w == "helr") return "HELR";
+  if (w == "resnet20") return "ResNet20";
   return nullptr;
 }
 
@@ -103,6 +110,8 @@ int main(int argc, char** argv) {
   std::string commit;
   unsigned limbs = 0;
   unsigned helr_iterations = 0;  // 0: through the first iteration with a bootstrapping
+  std::string resnet_model = "examples/models/resnet20_digits.theocnn";
+  bool resnet_min_keys = false;
   long cache_mib = -1;           // -1: 50 on the CPU backend, the device's L2 on CUDA
   int rotation = 1234;           // the anchor's HRot (theo_bench)
   bool min_keys = false;
@@ -115,7 +124,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--workloads" || a == "--limbs" || a == "--rotation" || a == "--backend" ||
-        a == "--commit" || a == "--out-dir" || a == "--cache-mib" || a == "--helr-iterations") {
+        a == "--commit" || a == "--out-dir" || a == "--cache-mib" || a == "--helr-iterations" ||
+        a == "--resnet-model") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--workloads") workloads = split(v);
@@ -123,6 +133,7 @@ int main(int argc, char** argv) {
       if (a == "--rotation") rotation = std::atoi(v);
       if (a == "--commit") commit = v;
       if (a == "--cache-mib") cache_mib = std::strtol(v, nullptr, 10);
+      if (a == "--resnet-model") resnet_model = v;
       if (a == "--helr-iterations")
         helr_iterations = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
       if (a == "--out-dir") out_dir = v;
@@ -139,6 +150,8 @@ int main(int argc, char** argv) {
       opts.allow_insecure = true;
     } else if (a == "--min-keys") {
       min_keys = true;
+    } else if (a == "--resnet-min-keys") {
+      resnet_min_keys = true;
     } else if (!a.empty() && a[0] != '-') {
       preset = a;
     } else {
@@ -201,6 +214,8 @@ int main(int argc, char** argv) {
 
       std::function<void()> run;
       std::unique_ptr<theo::Helr> helr;
+      std::unique_ptr<theo::ResNetInference> net;
+      theo::Ciphertext net_in;
       std::vector<theo::Helr::Batch> helr_batches;
       theo::Helr::State helr_state;
       std::unique_ptr<theo::Bootstrapper> boot;
@@ -270,6 +285,34 @@ int main(int argc, char** argv) {
           for (const theo::Helr::Batch& batch : helr_batches)
             helr->iterate(helr_state, batch);
         };
+      } else if (w == "resnet20") {
+        const theo::ResNetModel model = theo::ResNetModel::load(resnet_model);
+        boot = std::make_unique<theo::Bootstrapper>(ctx);
+        theo::ResNetOptions ro;
+        ro.min_keys = resnet_min_keys;
+        const auto t0 = std::chrono::steady_clock::now();
+        net = std::make_unique<theo::ResNetInference>(ctx, model, boot.get(), std::nullopt, ro);
+        std::printf("%s\ncompiled in %.1f s\n", net->describe().c_str(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        boot_keys = std::make_unique<theo::BootstrappingKeys>(boot->generate_keys(keygen, sk));
+        std::vector<theo::u32> extra;
+        for (const int r : net->rotations()) {
+          const theo::u32 g = theo::galois_element_for_rotation(r, ctx->log_n());
+          if (!boot_keys->galois.contains(g) &&
+              std::find(extra.begin(), extra.end(), g) == extra.end())
+            extra.push_back(g);
+        }
+        keygen.add_galois_keys(sk, extra, boot_keys->galois);
+        std::vector<double> image(model.input_size());
+        for (std::size_t i = 0; i < image.size(); ++i)
+          image[i] = static_cast<double>(i % 13) / 13.0 - 0.5;
+        net_in = net->encrypt(enc, encr, image);
+        info.extra["resnet_model"] = resnet_model;
+        info.extra["resnet_min_keys"] = resnet_min_keys ? "true" : "false";
+        info.extra["bootstraps"] = std::to_string(net->counts().bootstraps);
+        info.level = net->input_level();
+        info.limbs = ctx->level(info.level).limbs;
+        run = [&] { const theo::Ciphertext r = net->infer(ev, net_in, *boot_keys); };
       }
 
       ctx->backend().synchronize();

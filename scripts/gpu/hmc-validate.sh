@@ -12,11 +12,12 @@
 # Needs on the GPU machine: python3 with numpy (no extension build: theodosian.sim is pure
 # Python), ncu (Nsight Compute) on PATH or in /usr/local/cuda/bin.
 #
-# Steps (expected ~7 minutes in all, ncu ~3 of them):
+# Steps (expected ~10 minutes in all, ncu ~3 of them; RESNET=0: ~7):
 #   1. ring cases (single ops, CUDA events): the fit's data                      ~30 s
 #   2. scheme ops keyswitch / hmult / hrot / ... at 14, 25, 35, 47 limbs          ~40 s
 #   3. op traces recorded on the GPU itself (theo_trace --backend cuda), HELR included, for the
 #      card's L2 and for the paper GPU's 6 MiB                                       ~90 s
+#      and the library's ResNet-20 inference (min-keys layers)                        ~3 min
 #   4. Boot bootparam_40, graph replay, 10 runs                                   ~30 s
 #   5. ncu kernel times of one keyswitch at 47 and at 25 limbs                    ~60 s
 #   6. ncu kernel times of one whole bootstrapping (profile range, 1 metric)     <= 180 s
@@ -27,7 +28,8 @@
 # "device"}), validate.log. Acceptance: |error| <= 15% per family, <= 10% for the whole Boot.
 # Afterwards, on any CPU (no GPU needed, ~10 minutes), the study on these traces, HELR included:
 #   PYTHONPATH=python python3 -m theodosian.sim study --traces $OUT/hmc-validate/traces \
-#     --workloads boot hmult hrot helr --out bench/results/h100-hmc-sim-study-<date>.json --plots DIR
+#     --workloads boot hmult hrot helr resnet20 --out bench/results/h100-hmc-sim-study-<date>.json \
+#     --plots DIR
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-}"
@@ -93,6 +95,14 @@ for f in "$out/traces/c6/l14"/bootparam_40-*.json; do
   [[ -f "$f" ]] && mv "$f" "$out/traces/bootparam_40-c6-l14-$(basename "$f" | sed 's/^bootparam_40-//')"
 done
 rm -rf "$out/traces/c6"
+if [[ "${RESNET:-1}" == 1 ]]; then
+  # the library's own ResNet-20 (quadratic activation, 2 bootstrappings), min-keys layers so the
+  # encoded weights and keys fit 80 GB: compiling encodes ~8500 weight diagonals (1-2 min)
+  step "3b ResNet-20 trace (RESNET=0 skips it)"
+  timeout 360 "$trace" bootparam_40 --backend cuda --commit "$commit" --workloads resnet20 \
+    --resnet-min-keys --resnet-model "$root/examples/models/resnet20_digits.theocnn" \
+    --out-dir "$out/traces" >> "$out/trace.log" 2>&1 || rc=1
+fi
 tail -n 14 "$out/trace.log"
 
 step "4 Boot (graph replay)"

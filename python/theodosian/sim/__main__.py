@@ -187,8 +187,14 @@ def cmd_validate(args) -> int:
 
 def cmd_study(args) -> int:
     base_model = _model(args)
-    traces_paper = {w: _trace_in(args.traces, f"{args.paper_prefix}-{w}") for w in args.workloads}
     traces_h100 = {w: _trace_in(args.traces, f"{args.h100_prefix}-{w}") for w in args.workloads}
+    traces_paper = {}
+    for w in args.workloads:
+        traces_paper[w] = _trace_in(args.traces, f"{args.paper_prefix}-{w}")
+        if traces_paper[w] is None and traces_h100[w] is not None:
+            print(f"study: no {args.paper_prefix}-{w}; the paper setting uses "
+                  f"{args.h100_prefix}-{w} (batched for the other cache)", file=sys.stderr)
+            traces_paper[w] = traces_h100[w]
     missing = [f"{args.paper_prefix}-{k}" for k, v in traces_paper.items() if v is None] + \
         [f"{args.h100_prefix}-{k}" for k, v in traces_h100.items() if v is None]
     if len(missing) == 2 * len(args.workloads):
@@ -199,9 +205,9 @@ def cmd_study(args) -> int:
     traces_paper = {k: v for k, v in traces_paper.items() if v is not None}
     traces_h100 = {k: v for k, v in traces_h100.items() if v is not None}
     if args.resnet:
-        traces_paper["resnet20"] = synth.resnet20(
+        traces_paper["resnet20-synthetic"] = synth.resnet20(
             f"{args.paper_prefix}-boot", f"{args.paper_prefix}-l14", args.traces)
-        traces_h100["resnet20"] = synth.resnet20(
+        traces_h100["resnet20-synthetic"] = synth.resnet20(
             f"{args.h100_prefix}-boot", f"{args.h100_prefix}-l14", args.traces)
     recs: list[dict] = [study.header(base_model, "HMC-FHE study (simulated)")]
     for path in args.include:
@@ -221,9 +227,9 @@ def cmd_study(args) -> int:
         for w, tr in trs.items():
             print(f"{setting.name} / {variant}: {w} ({len(tr.ops)} ops) ...", file=sys.stderr,
                   flush=True)
-            r, ex = study.run_workload(tr, setting, model, kernels=(w == "resnet20"))
+            r, ex = study.run_workload(tr, setting, model, kernels=w.startswith("resnet20"))
             recs += r
-            if setting is paper and w == "resnet20":
+            if setting is paper and w == "resnet20-synthetic":
                 full = next(x["speedup"] for x in r if x.get("record") == "speedup"
                             and x["techniques"] == "full" and x.get("study") != "scaling")
                 ex_recs = study.explain(tr, setting, model, full)
