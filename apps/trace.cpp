@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "theo/circuits/bootstrapper.h"
+#include "theo/ring/automorphism.h"
 #include "theo/ring/traffic.h"
 #include "theo/ring/traffic_trace.h"
 #include "theo/theodosian.h"
@@ -112,8 +113,8 @@ int main(int argc, char** argv) {
   unsigned helr_iterations = 0;  // 0: through the first iteration with a bootstrapping
   std::string resnet_model = "examples/models/resnet20_digits.theocnn";
   bool resnet_min_keys = false;
-  long cache_mib = -1;           // -1: 50 on the CPU backend, the device's L2 on CUDA
-  int rotation = 1234;           // the anchor's HRot (theo_bench)
+  long cache_mib = -1;  // -1: 50 on the CPU backend, the device's L2 on CUDA
+  int rotation = 1234;  // the anchor's HRot (theo_bench)
   bool min_keys = false;
   theo::ContextOptions opts;
   opts.backend = theo::BackendChoice::kCpu;  // no GPU needed; --backend cuda to trace on one
