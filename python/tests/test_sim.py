@@ -25,6 +25,7 @@ BASE = sim.find_machine("paper-baseline")
 # A small recorded trace: HMult (tensor, key switch in 4 digit groups, adds) at 47 limbs of
 # bootparam_40, traced for a 6 MiB cache (theo_trace --cache-mib 6).
 HMULT = sim.find_trace("bootparam_40-c6-hmult")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
 def sched(tr, m=PAPER, tech="full", **kw):
@@ -279,6 +280,31 @@ def test_ring_cases_match_the_traffic_model():
     assert measured.kernel_family("ew_kernel<3>") == "Elementwise"
 
 
+def test_ncu_kernel_names_of_every_demangler_spelling():
+    # Nsight Compute 2025's raw CSV writes the anonymous namespace as "unnamed>::"; older ones
+    # "(anonymous namespace)::" or "<unnamed>::"; ncu_stages.py JSON keeps the base name only
+    for prefix in ("void unnamed>::", "void (anonymous namespace)::", "void <unnamed>::",
+                   "void theo::cuda::(anonymous namespace)::", ""):
+        assert measured.kernel_family(prefix + "ntt_cols_reg<4, 0, 0, 0, 3>(RingTables)") == "NTT"
+        assert measured.kernel_family(
+            prefix + "bconv_tensor_batch_kernel<1>(unnamed>::TensorBatchArgs, unsigned int)") \
+            == "BConv"
+        assert measured.kernel_family(prefix + "key_mult_kernel<4, 0>(ConstPtrs)") == "KeyMult"
+        assert measured.kernel_family(prefix + "add_kernel(unsigned int *)") == "Elementwise"
+    assert measured.kernel_base_name("ntt_cols_reg") == "ntt_cols_reg"
+
+
+def test_real_ncu_csv_excerpt_splits_into_families():
+    # five kernels of one 47-limb key switch, ncu --csv --page raw on the H100 (columns cut)
+    ks = measured.ncu_kernels(os.path.join(DATA, "h100-ncu-keyswitch-excerpt.csv"))
+    assert [k["us"] for k in ks] == pytest.approx([19.744, 16.416, 19.936, 8.672, 64.384])
+    fam = measured.family_sums(ks)
+    assert set(fam) == {"NTT", "BConv", "KeyMult"}
+    assert fam["NTT"]["launches"] == 2 and fam["NTT"]["us"] == pytest.approx(28.416)
+    assert fam["BConv"]["inst"] == 8028160
+    assert fam["KeyMult"]["us"] == pytest.approx(84.32)
+
+
 def test_synthetic_resnet20_is_labelled():
     tr = synth.resnet20("bootparam_40-boot", "bootparam_40-l14")
     assert tr.meta["synthetic"] is True
@@ -357,6 +383,19 @@ def test_committed_model_is_what_the_fit_gives():
     # in-sample sanity: the fitted key switch's families within 15%
     for r in calibrate.validate_families(ks, ncu, sim.find_machine("h100"), new, "ks", "h100", ""):
         assert abs(r["error_pct"]) < 15, r
+
+
+def test_keyswitch_families_validate_on_the_recorded_h100_run():
+    from theodosian.sim import calibrate
+
+    path = os.path.join(ROOT, "bench/results/h100-ncu-keyswitch-2026-11-25d.json")
+    if not os.path.exists(path):
+        pytest.skip("bench/results not in this checkout")
+    ks = sim.find_trace("bootparam_40-l25-keyswitch")
+    rows = calibrate.validate_families(ks, measured.ncu_kernels(path + "#limbs_25"),
+                                       sim.find_machine("h100"), MEASURED, "ks25", "h100", path)
+    assert {r["family"] for r in rows} == {"NTT", "BConv", "KeyMult"}
+    assert all(r["measured_us"] > 0 and abs(r["error_pct"]) < 15 for r in rows), rows
 
 
 def test_measurement_readers(tmp_path):

@@ -94,10 +94,25 @@ def bench_ops(path: str) -> dict[tuple[str, int], float]:
     return {k: statistics.median(v) for k, v in acc.items()}
 
 
+# The kernel's own name in a demangled signature: the first identifier followed by its template
+# arguments or its parameters. Return type and namespaces come before it in any spelling ncu uses
+# for an anonymous namespace: "(anonymous namespace)::", "<unnamed>::" and, in the raw CSV of
+# Nsight Compute 2025, "unnamed>::".
+_KERNEL_NAME_RE = re.compile(r"([A-Za-z_]\w*)[<(]")
+
+
+def kernel_base_name(name: str) -> str:
+    """``ntt_rows_reg`` from ``void unnamed>::ntt_rows_reg<4, 0, 0, 2>(RingTables, NttBatch)``;
+    a bare name (ncu --print-kernel-base function) is returned without its namespaces."""
+    m = _KERNEL_NAME_RE.search(name)
+    if m:
+        return m.group(1)
+    return name.strip().rsplit("::", 1)[-1]
+
+
 def kernel_family(name: str) -> str:
     """Validation family of a CUDA kernel name (src/backend/cuda)."""
-    s = re.sub(r"^void ", "", name)
-    s = re.sub(r"^(theo::cuda::)?(\(anonymous namespace\)::)?", "", s)
+    s = kernel_base_name(name)
     if s.startswith("ntt_"):
         return "NTT"
     if s.startswith("bconv"):
