@@ -85,14 +85,14 @@ void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const Con
   }
 }
 
-std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {
+std::unique_ptr<Backend> make_default_backend(const RingParams& ring, unsigned cpu_threads) {
   const char* env = std::getenv("THEO_BACKEND");
   const std::string choice = env ? env : "";
-  if (choice == "cpu") return make_cpu_backend(ring);
+  if (choice == "cpu") return make_cpu_backend(ring, cpu_threads);
   if (choice == "cuda") return make_cuda_backend(ring);
   if (!choice.empty())
     throw ParameterError("THEO_BACKEND = '" + choice + "': expected 'cpu' or 'cuda'");
-  return cuda_available() ? make_cuda_backend(ring) : make_cpu_backend(ring);
+  return cuda_available() ? make_cuda_backend(ring) : make_cpu_backend(ring, cpu_threads);
 }
 
 }  // namespace theo

@@ -335,7 +335,8 @@ std::unique_ptr<Backend> make_cpu_backend(const RingParams& ring, unsigned threa
 std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring);
 // True when this build has the CUDA backend and a usable GPU is present.
 bool cuda_available();
-// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU.
-std::unique_ptr<Backend> make_default_backend(const RingParams& ring);
+// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU (with `cpu_threads`
+// threads, 0: the hardware concurrency, as make_cpu_backend).
+std::unique_ptr<Backend> make_default_backend(const RingParams& ring, unsigned cpu_threads = 0);
 
 }  // namespace theo
