@@ -91,6 +91,7 @@ from ._core import (
     EvalMod,
     EvalModParams,
     EvaluationKeys,
+    HostCiphertext,
     Evaluator,
     Helr,
     HelrBatch,
@@ -136,6 +137,7 @@ __all__ = [
     "RelinKey",
     "GaloisKeys",
     "EvaluationKeys",
+    "HostCiphertext",
     # data
     "Encoder",
     "Plaintext",
