@@ -91,3 +91,11 @@ if(THEO_HAVE_CUDA)
                                                            TIMEOUT 300)
   endif()
 endif()
+
+# theo_resnet: encrypted ResNet inference on real images, class agreement, precision, the phase
+# breakdown (bench/resnet_bench.cpp; scripts/gpu/workloads-resnet.sh runs it on the GPU).
+add_executable(theo_resnet ${CMAKE_CURRENT_LIST_DIR}/resnet_bench.cpp)
+target_link_libraries(theo_resnet PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+add_dependencies(theo_resnet theo_bench_commit)
+target_include_directories(theo_resnet PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+theo_target_warnings(theo_resnet)

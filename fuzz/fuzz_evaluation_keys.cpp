@@ -7,10 +7,9 @@
 namespace {
 
 std::vector<std::uint8_t> resave(const theo::Context& ctx, const theo::EvaluationKeys& e) {
-  const theo::EvaluationKeysView v{e.relin.empty() ? nullptr : &e.relin,
-                                   e.galois.empty() ? nullptr : &e.galois,
-                                   e.to_sparse.empty() ? nullptr : &e.to_sparse,
-                                   e.to_dense.empty() ? nullptr : &e.to_dense};
+  const theo::EvaluationKeysView v{
+      e.relin.empty() ? nullptr : &e.relin, e.galois.empty() ? nullptr : &e.galois,
+      e.to_sparse.empty() ? nullptr : &e.to_sparse, e.to_dense.empty() ? nullptr : &e.to_dense};
   return theo::to_bytes(ctx, v);
 }
 

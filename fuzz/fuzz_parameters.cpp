@@ -11,8 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error&) {
     return 0;
   }
-  fuzz::require_round_trip(first, [&](std::span<const std::uint8_t> b) {
-    return to_bytes(load_parameters(b));
-  });
+  fuzz::require_round_trip(
+      first, [&](std::span<const std::uint8_t> b) { return to_bytes(load_parameters(b)); });
   return 0;
 }

@@ -532,6 +532,7 @@ inline void register_exceptions(nb::module_& m) {
 // EvalMod and bootstrapping.
 void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
+void bind_cnn(nb::module_& m);  // cnn_bindings.cpp
 
 // Defined in serialization_bindings.cpp: to_bytes / from_bytes / save / load / pickling of every
 // object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of C++

@@ -1122,4 +1122,5 @@ NB_MODULE(_core, m) {
   bind_circuits(m);
   bind_workloads(m);
   bind_serialization(m);
+  bind_cnn(m);
 }

@@ -180,3 +180,37 @@ __all__ = [
     "OutOfMemoryError",
     "BackendError",
 ]
+
+# Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
+# pure-Python module theodosian.cnn.
+from ._core import (  # noqa: E402
+    CnnLinearLayer,
+    ResNetInference,
+    ResNetKeys,
+    ResNetModel,
+    TensorLayout,
+    conv2d_bias,
+    conv2d_matrix,
+    fc_output_slot,
+    linear_output_period,
+    pooled_fc_matrix,
+    shortcut_matrix,
+    spatial_sum,
+    spatial_sum_rotations,
+)
+
+__all__ += [
+    "TensorLayout",
+    "conv2d_matrix",
+    "conv2d_bias",
+    "shortcut_matrix",
+    "pooled_fc_matrix",
+    "fc_output_slot",
+    "linear_output_period",
+    "spatial_sum",
+    "spatial_sum_rotations",
+    "CnnLinearLayer",
+    "ResNetModel",
+    "ResNetInference",
+    "ResNetKeys",
+]
