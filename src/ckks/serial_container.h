@@ -5,7 +5,7 @@
 // section header (kind, reserved, body size), the body, and a 16-byte tag keyed by the previous
 // section's tag (the first section's by the header checksum): the tags chain, so a section moved,
 // dropped or taken from another object breaks the chain. Version 2's tag is BLAKE2b-128 over
-// (section index, section header, the BLAKE2b-256 digests of the body's 1 MiB pieces): the pieces
+// (section index, section header, the BLAKE2b-256 digests of the body's 256 KiB pieces): the pieces
 // are hashed in parallel (serial_pool.h); version 1's tag hashed the body itself, in one stream
 // (still read). Every section is verified before its body is used, so a stream of many gigabytes
 // is read and checked one section at a time, and a reader may skip whole sections (Galois keys it
@@ -41,7 +41,7 @@ inline constexpr u32 kContainerVersion = 2;
 inline constexpr u32 kOldestContainerVersion = 1;
 // Version 2: section bodies are hashed in pieces of this many bytes (the last one shorter), each
 // to a BLAKE2b-256 digest personalized with kPiecePersonal.
-inline constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kPieceBytes = std::size_t{1} << 18;
 inline constexpr std::size_t kPieceDigestBytes = 32;
 inline constexpr char kPiecePersonal[17] = "theodosian piece";
 inline constexpr std::size_t kHeaderFieldBytes = 64;

@@ -73,7 +73,7 @@ inline std::vector<Section> sections(const std::vector<std::uint8_t>& b) {
 
 // The tag of one section (docs/serialization.md): BLAKE2b-128 keyed by the previous tag over
 // (u32 index, section header, body) in container version 1; over (u32 index, section header, the
-// BLAKE2b-256 digests, personalized "theodosian piece", of the body's 1 MiB pieces) in version 2.
+// BLAKE2b-256 digests, personalized "theodosian piece", of the body's 256 KiB pieces) in version 2.
 inline void section_tag(u32 version, const std::uint8_t* key, u32 index,
                         const std::uint8_t* section, u64 body_bytes, std::uint8_t* tag) {
   crypto_generichash_state st;
@@ -87,7 +87,7 @@ inline void section_tag(u32 version, const std::uint8_t* key, u32 index,
   if (version == 1) {
     crypto_generichash_update(&st, body, body_bytes);
   } else {
-    constexpr u64 kPiece = u64{1} << 20;
+    constexpr u64 kPiece = u64{1} << 18;
     const std::uint8_t salt[16] = {};
     const auto* personal = reinterpret_cast<const unsigned char*>("theodosian piece");
     for (u64 at = 0; at < body_bytes; at += kPiece) {

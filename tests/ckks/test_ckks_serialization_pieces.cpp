@@ -1,4 +1,4 @@
-// Container version 2 (docs/serialization.md): sections larger than a 1 MiB piece are hashed in
+// Container version 2 (docs/serialization.md): sections larger than a 256 KiB piece are hashed in
 // pieces on several threads, with the same bytes for any thread count; a corrupted piece, a
 // swapped pair of pieces and a version 1 object read as version 2 are refused; version 1 objects
 // (the old tags) still load; ciphertexts split at the device (HostCiphertext) give the bytes and

@@ -5,7 +5,7 @@
 // encapsulation keys of one client), plaintexts and ciphertexts. The versioned binary format is
 // documented in docs/serialization.md: a header with magic, container version, object type, the
 // parameter fingerprint and the payload size, then sections that each carry a BLAKE2b checksum
-// (computed over 1 MiB pieces on several threads: SaveOptions / LoadOptions::threads).
+// (computed over 256 KiB pieces on several threads: SaveOptions / LoadOptions::threads).
 //
 // Streams are read and written one section (one polynomial) at a time, so saving or loading a key
 // set of many gigabytes holds the object plus one polynomial, never two copies. Compact forms store
