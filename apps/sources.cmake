@@ -18,3 +18,10 @@ add_executable(theo_boot_demo ${CMAKE_CURRENT_LIST_DIR}/boot_demo.cpp)
 target_link_libraries(theo_boot_demo PRIVATE theodosian::theo)
 theo_target_warnings(theo_boot_demo)
 # ---- end theo_boot_demo ----
+
+# ---- theo_trace (owner: HMC simulator) ---------------------------------------------------------
+# Op traces (docs/trace-format.md) of Boot / HMult / HRot / ... for python -m theodosian.sim.
+add_executable(theo_trace ${CMAKE_CURRENT_LIST_DIR}/trace.cpp)
+target_link_libraries(theo_trace PRIVATE theodosian::theo)
+theo_target_warnings(theo_trace)
+# ---- end theo_trace ----------------------------------------------------------------------------

@@ -9,7 +9,8 @@ list(APPEND THEO_SOURCES
 list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/traffic.cpp
   ${CMAKE_CURRENT_LIST_DIR}/traffic_backend.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/traffic_model.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/traffic_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/traffic_trace.cpp)
 # Without the CUDA backend, make_cuda_backend / cuda_available still need a definition.
 if(NOT THEO_HAVE_CUDA)
   list(APPEND THEO_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_stubs.cpp)
