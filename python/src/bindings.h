@@ -276,6 +276,21 @@ inline WCiphertext run_ct(const SessionPtr& s, bool real, F&& f) {
   return WCiphertext{s, std::move(out), real};
 }
 
+// Ciphertext.serialize() (theo::serialize: to_bytes with the default options, no hints), written
+// into the bytes object without the GIL.
+inline nb::bytes serialize_ct(const WCiphertext& c) {
+  const theo::SaveOptions o;
+  const theo::u64 size = theo::serialized_size(*c.s->ctx, c.ct, o);
+  nb::object out = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
+  if (!out.is_valid()) throw nb::python_error();
+  {
+    nb::gil_scoped_release release;
+    theo::to_bytes(*c.s->ctx, c.ct,
+                   {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size}, o);
+  }
+  return nb::borrow<nb::bytes>(out);
+}
+
 template <typename F>
 inline void run_void(F&& f) {
   nb::gil_scoped_release release;

@@ -289,11 +289,9 @@ NB_MODULE(_core, m) {
       .def(
           "deserialize",
           [](const WContext& c, nb::bytes data) {
-            std::vector<std::uint8_t> bytes(
-                reinterpret_cast<const std::uint8_t*>(data.c_str()),
-                reinterpret_cast<const std::uint8_t*>(data.c_str()) + data.size());
-            return run_ct(c.s, false,
-                          [&] { return theo::deserialize_ciphertext(c.s->ctx, bytes); });
+            const std::span<const std::uint8_t> bytes(
+                reinterpret_cast<const std::uint8_t*>(data.c_str()), data.size());
+            return run_ct(c.s, false, [&] { return theo::load_ciphertext(c.s->ctx, bytes); });
           },
           "data"_a,
           "Reads a ciphertext written by Ciphertext.serialize(). ParameterError on malformed "
@@ -416,36 +414,17 @@ NB_MODULE(_core, m) {
           },
           "memo"_a, "A deep copy.")
       .def(
-          "serialize",
-          [](const WCiphertext& c) {
-            std::vector<std::uint8_t> bytes;
-            {
-              nb::gil_scoped_release release;
-              bytes = theo::serialize(*c.s->ctx, c.ct);
-            }
-            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-          },
+          "serialize", [](const WCiphertext& c) { return serialize_ct(c); },
           "The binary form (see Context.deserialize). A fresh secret-key ciphertext takes about "
           "half the space.")
       .def(
-          "__bytes__",
-          [](const WCiphertext& c) {
-            std::vector<std::uint8_t> bytes;
-            {
-              nb::gil_scoped_release release;
-              bytes = theo::serialize(*c.s->ctx, c.ct);
-            }
-            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-          },
-          "Same as serialize().")
+          "__bytes__", [](const WCiphertext& c) { return serialize_ct(c); }, "Same as serialize().")
       .def_static(
           "deserialize",
           [](const WContext& c, nb::bytes data) {
-            std::vector<std::uint8_t> bytes(
-                reinterpret_cast<const std::uint8_t*>(data.c_str()),
-                reinterpret_cast<const std::uint8_t*>(data.c_str()) + data.size());
-            return run_ct(c.s, false,
-                          [&] { return theo::deserialize_ciphertext(c.s->ctx, bytes); });
+            const std::span<const std::uint8_t> bytes(
+                reinterpret_cast<const std::uint8_t*>(data.c_str()), data.size());
+            return run_ct(c.s, false, [&] { return theo::load_ciphertext(c.s->ctx, bytes); });
           },
           "context"_a, "data"_a, "Reads a ciphertext written by serialize().")
       .def(

@@ -22,7 +22,7 @@ std::unique_ptr<Backend> make_backend(const RingParams& ring, const ContextOptio
     case BackendChoice::kAuto:
       break;
   }
-  return make_default_backend(ring);
+  return make_default_backend(ring, options.threads);
 }
 
 }  // namespace

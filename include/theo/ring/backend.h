@@ -125,6 +125,10 @@ class Backend {
   RnsPoly make_poly(const Basis& basis) { return RnsPoly(allocator(), n(), basis); }
   virtual void upload(const u32* host, PolyRef dst) = 0;
   virtual void download(ConstPolyRef src, u32* host) = 0;
+  // Host memory for words on their way to or from upload / download (serialization's staging):
+  // page-locked where the backend copies faster from and to it (CUDA), else ordinary memory.
+  // Thread-safe, and usable while other threads run work on the backend.
+  virtual std::shared_ptr<Allocator> host_staging_allocator();
   virtual void copy(ConstPolyRef src, PolyRef dst) = 0;
   virtual void fill_zero(PolyRef dst) = 0;
   virtual void synchronize() = 0;
@@ -335,7 +339,8 @@ std::unique_ptr<Backend> make_cpu_backend(const RingParams& ring, unsigned threa
 std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring);
 // True when this build has the CUDA backend and a usable GPU is present.
 bool cuda_available();
-// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU.
-std::unique_ptr<Backend> make_default_backend(const RingParams& ring);
+// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU (with `cpu_threads`
+// threads, 0: the hardware concurrency, as make_cpu_backend).
+std::unique_ptr<Backend> make_default_backend(const RingParams& ring, unsigned cpu_threads = 0);
 
 }  // namespace theo

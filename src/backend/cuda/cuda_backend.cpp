@@ -16,6 +16,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
+#include "backend/cuda/pinned_host.h"
 #include "backend/fork_state.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/ntt_tables.h"
@@ -140,6 +141,7 @@ class CudaBackend final : public Backend {
         fork_(dev_->fork_state()),
         tuning_(tuning) {
     alloc_ = std::make_shared<DeviceAllocator>(dev_);
+    staging_ = std::make_shared<PinnedHostAllocator>();
     const u32 np = static_cast<u32>(ring_.primes.size());
     const std::size_t nn = n();
     std::vector<i32> fwd(np * nn), inv(np * nn);
@@ -229,6 +231,8 @@ class CudaBackend final : public Backend {
     if (capture_) return capture_->arena();
     return alloc_;
   }
+
+  std::shared_ptr<Allocator> host_staging_allocator() override { return staging_; }
 
   void upload(const u32* host, PolyRef dst) override {
     refuse_while_capturing("upload");
@@ -900,6 +904,7 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<Device> dev_;
   std::shared_ptr<DeviceAllocator> alloc_;
+  std::shared_ptr<PinnedHostAllocator> staging_;
   std::unique_ptr<StreamCapture> capture_;
   ForkState& fork_;            // dev_'s: the allocator follows the lanes too
   bool bconv_refined_ = true;  // Optimizations::bconv_refined (make_bconv)

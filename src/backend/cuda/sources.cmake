@@ -12,5 +12,6 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/bconv_tensor_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory_pool.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pinned_host.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp)
