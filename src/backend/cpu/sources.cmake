@@ -1,12 +1,10 @@
 # Sources of src/backend/cpu
 list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/thread_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_allocator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ntt_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bconv_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_capture.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/../capture_arena.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_ntt.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bconv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.cpp

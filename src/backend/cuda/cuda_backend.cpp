@@ -17,7 +17,6 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
 #include "backend/fork_state.h"
-#include "theo/backend/factory.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/ntt_tables.h"
 #include "theo/ring/shape_checks.h"
@@ -987,24 +986,7 @@ double EventTimer::stop_us() {
   return static_cast<double>(ms) * 1e3;
 }
 
-}  // namespace cuda
-
-std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring,
-                                           const KernelTuningOverrides& overrides) {
-  if (!cuda_available()) throw BackendError("make_cuda_backend: no usable CUDA GPU");
-  // Overrides come from the ExecutionPolicy (THEO_PDL, THEO_NTT_* at Context creation) for before
-  // / after runs of one binary; cuda::set_tuning still decides afterwards.
-  cuda::Tuning t;
-  if (!overrides.programmatic_launch) t.programmatic_launch = 0;
-  if (overrides.ntt_row_otf) t.ntt.row_otf = *overrides.ntt_row_otf;
-  if (overrides.ntt_rows_resident) t.ntt.rows_resident = *overrides.ntt_rows_resident;
-  if (overrides.ntt_rows_persistent_tiles)
-    t.ntt.rows_persistent_tiles = *overrides.ntt_rows_persistent_tiles;
-  if (overrides.ntt_cols_wide) t.ntt.cols_wide = *overrides.ntt_cols_wide;
-  return cuda::make_backend(ring, t);
-}
-
-bool cuda_available() {
+bool device_available() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -1012,5 +994,7 @@ bool cuda_available() {
   }
   return count > 0;
 }
+
+}  // namespace cuda
 
 }  // namespace theo
