@@ -3,10 +3,10 @@
 // ModRaise use out-of-place transforms and copies fused into a transform's read (Backend::ntt /
 // intt with src and echo), ModDown's and rescale's tail rides on the NTT's last phase
 // (Backend::ntt_sub_mul_scalar, Cheddar Seq.3), and a batch of transforms over different bases is
-// one backend call. Without it, each issues the op sequence it had before: a copy before every
-// in-place transform of a kept input, a separate sub_mul_scalar, one transform call per run of
-// same-Basis polys. Both give the same words (tests/ckks/test_ckks_fusion.cpp,
-// tests/cuda/test_cuda_fusion.cpp); bench/NOTES.md "Key-switching fusion" has the measurements.
+// one backend call. Without it, each issues the unfused op sequence: a copy before every in-place
+// transform of a kept input, a separate sub_mul_scalar, one transform call per run of same-Basis
+// polys. Both give the same words (tests/ckks/test_ckks_fusion.cpp, on each backend);
+// docs/performance-journal.md "Key-switching fusion" has the measurements.
 
 #include <cstdlib>
 #include <span>

@@ -9,8 +9,8 @@
 //             (u_Q - .) * P^-1 in one sub_mul_scalar.
 //
 // switch_key composes them. Everything is in the NTT domain; tables come from the Context.
-// Later work restructures exactly these stages (digit batching, split KeyMult, overlap), so they
-// stay separate functions.
+// The schedulers (digit batching, split KeyMult, overlap) recombine exactly these stages, so they
+// are separate functions.
 
 #include <memory>
 #include <span>
