@@ -1,6 +1,7 @@
 // Bindings of the module functions (presets, cuda_available, ...), Parameters and Context.
 
 #include "bindings.h"
+#include "theo/backend/factory.h"
 
 namespace theopy {
 

@@ -16,6 +16,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "cuda/cuda_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/backend.h"

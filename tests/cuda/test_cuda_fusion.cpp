@@ -14,6 +14,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "cuda/cuda_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo {
 namespace {
