@@ -571,5 +571,6 @@ void bind_keys(nb::module_& m);
 void bind_encoding(nb::module_& m);
 void bind_evaluator(nb::module_& m);
 void bind_circuits(nb::module_& m);
+void bind_workloads(nb::module_& m);
 
 }  // namespace theopy

@@ -18,4 +18,5 @@ NB_MODULE(_core, m) {
   bind_encoding(m);   // encoding_bindings.cpp: Encoder, Encryptor, Decryptor
   bind_evaluator(m);  // evaluator_bindings.cpp: Evaluator
   bind_circuits(m);   // circuits_bindings.cpp: polynomials, linear transforms, bootstrapping
+  bind_workloads(m);  // workloads_bindings.cpp: HELR training
 }
