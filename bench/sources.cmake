@@ -51,3 +51,12 @@ if(THEO_BUILD_TESTS)
            COMMAND theo_bench --ablation --preset test_boot_n12 --backend cpu --quick --threads 2)
   set_tests_properties(theo_bench_ablation_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 300)
 endif()
+
+# theo_helr_bench: HELR training on the digits, ms per iteration with a phase breakdown, accuracy
+# and precision against the plaintext reference, the traffic model with --profile.
+add_executable(theo_helr_bench ${CMAKE_CURRENT_LIST_DIR}/helr_bench.cpp)
+target_link_libraries(theo_helr_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+add_dependencies(theo_helr_bench theo_bench_commit)
+target_include_directories(theo_helr_bench PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+target_compile_definitions(theo_helr_bench PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+theo_target_warnings(theo_helr_bench)

@@ -1,0 +1,143 @@
+#pragma once
+// The level planner: where bootstrapping goes in a circuit, decided from each step's depth
+// instead of by hand-placed bootstrap calls. Every workload (HELR training, CNN inference, ...)
+// uses this one planner.
+//
+// A circuit is a sequence of steps applied to a carried ciphertext (the weights of a training
+// loop, the activations of a network). Each step declares the levels it consumes (its depth; see
+// `depth` below). The planner keeps the carried ciphertext's level and bootstraps it just before a
+// step whose depth no longer fits above the floor level, so that bootstrapping happens as late,
+// and therefore as rarely, as the parameters allow.
+//
+//   LevelBudget   pure arithmetic on level numbers, no ciphertexts: static planning. plan(steps,
+//                 start_level) says before which steps a bootstrapping happens and how many there
+//                 are, before any encryption work; a step deeper than one bootstrapping can
+//                 provide is rejected there (LevelError naming the step). A workload checks its
+//                 whole model this way before it encrypts anything.
+//   LevelPlanner  the same rule at run time, on ciphertexts, through an existing Bootstrapper:
+//                 ensure(ct, depth) bootstraps ct when (and only when) the step would not fit;
+//                 bootstrap(ct) where a static plan says so. Both count the bootstrappings.
+//
+// Levels: a bootstrapped ciphertext comes out at Bootstrapper::output_level(). A workload that
+// spends levels right after each bootstrapping to unpack the refreshed ciphertext (HELR splits its
+// packed weight state into two ciphertexts: one plaintext product) declares them as
+// `unpack_depth`; the budget then starts each refreshed span at output_level() - unpack_depth.
+// The floor is the lowest level a step may end on (0: Bootstrapper takes level-0 input).
+//
+// Example (static, then at run time):
+//   LevelBudget budget = LevelBudget::of(boot);
+//   std::vector<LevelStep> steps(32, {"iteration", 6});
+//   LevelPlan plan = budget.plan(steps, ctx->default_encryption_level());   // throws if too deep
+//   LevelPlanner planner(boot, keys);
+//   for (...) { planner.ensure(state, 6, "iteration"); state = step(state); }
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "theo/common.h"
+
+namespace theo {
+
+class Bootstrapper;
+class Ciphertext;
+struct BootstrappingKeys;
+
+// Levels consumed by the usual steps (what a LevelStep declares).
+namespace depth {
+// ciphertext x plaintext or constant, rescaled.
+inline constexpr u32 kPlainProduct = 1;
+// ciphertext x ciphertext, relinearized and rescaled.
+inline constexpr u32 kProduct = 1;
+// Rotations, conjugations, additions: no level.
+inline constexpr u32 kRotation = 0;
+// A Chebyshev series of `degree` evaluated by PolynomialEvaluator: ceil(log2(degree + 1)), plus
+// one for the affine map onto [-1, 1] when the interval is not [-1, 1] (`affine`).
+u32 polynomial(u32 degree, bool affine = false);
+}  // namespace depth
+
+// One step of a circuit as the planner sees it.
+struct LevelStep {
+  std::string name;
+  u32 depth = 0;  // levels the step consumes on the carried ciphertext
+};
+
+// The outcome of LevelBudget::plan: per step, whether a bootstrapping comes first, and the level
+// the carried ciphertext has before and after it.
+struct LevelPlan {
+  struct Entry {
+    std::string name;
+    u32 depth = 0;
+    bool bootstrap_before = false;
+    u32 level_in = 0;   // level the step starts from (after the bootstrapping, if any)
+    u32 level_out = 0;  // level_in - depth
+  };
+  std::vector<Entry> steps;
+  u32 bootstraps = 0;
+  u32 start_level = 0;
+  u32 refreshed_level = 0;  // level a refreshed span starts at
+  // One line per step: "  3 iteration          depth 6  12 -> 6  [bootstrap before]".
+  std::string describe() const;
+};
+
+class LevelBudget {
+ public:
+  // refreshed_level: the level each span starts at after a bootstrapping (output level minus any
+  // unpacking); floor_level: the lowest level a step may end on.
+  LevelBudget(u32 refreshed_level, u32 floor_level = 0);
+  // The budget a Bootstrapper provides: output_level() - unpack_depth, floor 0. LevelError when
+  // unpack_depth leaves no level.
+  static LevelBudget of(const Bootstrapper& boot, u32 unpack_depth = 0);
+  // A circuit without bootstrapping: every step must fit in the starting level.
+  static LevelBudget without_bootstrapping(u32 floor_level = 0);
+
+  bool can_bootstrap() const { return can_bootstrap_; }
+  u32 refreshed_level() const { return refreshed_; }
+  u32 floor_level() const { return floor_; }
+  // The deepest step a refreshed span can hold.
+  u32 max_step_depth() const { return refreshed_ > floor_ ? refreshed_ - floor_ : 0; }
+  // Whether a step of `depth` levels fits on a ciphertext at `level`.
+  bool fits(u32 level, u32 depth) const { return level >= floor_ + depth; }
+  // LevelError naming the step when no bootstrapping can provide its depth.
+  void check(const LevelStep& step) const;
+
+  // Static plan of `steps` applied in order to a ciphertext starting at `start_level`. Checks
+  // every step first (LevelError naming the first one too deep: before any encryption work).
+  LevelPlan plan(std::span<const LevelStep> steps, u32 start_level) const;
+  // Bootstrappings `steps` will need (plan(...).bootstraps).
+  u32 count_bootstraps(std::span<const LevelStep> steps, u32 start_level) const;
+
+ private:
+  u32 refreshed_ = 0;
+  u32 floor_ = 0;
+  bool can_bootstrap_ = true;
+};
+
+// The run-time side: bootstraps a carried ciphertext just before a step that would not fit.
+// Keeps references to the bootstrapper and keys (they must outlive it). Not
+// thread-safe (it counts).
+class LevelPlanner {
+ public:
+  LevelPlanner(const Bootstrapper& boot, const BootstrappingKeys& keys);
+
+  // LevelBudget::of(boot): no unpacking. A workload that unpacks after each bootstrapping plans
+  // with LevelBudget::of(boot, unpack_depth) and calls bootstrap() where that plan says.
+  const LevelBudget& budget() const { return budget_; }
+  // Makes sure `ct` has `depth` levels above the floor for the step `step`: bootstraps it first
+  // when it has not (the result at Bootstrapper::output_level()). Returns whether it did.
+  // LevelError naming the step when its depth exceeds what bootstrapping provides (ct unchanged).
+  bool ensure(Ciphertext& ct, u32 depth, std::string_view step = "step");
+  // The bootstrapping itself, counted (any input level; output at output_level()).
+  Ciphertext bootstrap(const Ciphertext& ct);
+  u32 bootstraps() const { return bootstraps_; }
+  const Bootstrapper& bootstrapper() const { return boot_; }
+
+ private:
+  const Bootstrapper& boot_;
+  const BootstrappingKeys& keys_;
+  LevelBudget budget_;
+  u32 bootstraps_ = 0;
+};
+
+}  // namespace theo
