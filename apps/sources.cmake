@@ -18,3 +18,9 @@ add_executable(theo_boot_demo ${CMAKE_CURRENT_LIST_DIR}/boot_demo.cpp)
 target_link_libraries(theo_boot_demo PRIVATE theodosian::theo)
 theo_target_warnings(theo_boot_demo)
 # ---- end theo_boot_demo ----
+
+# theo_trace: the op trace of a Boot / KeySwitch / ... on a preset, recorded without computing
+# (the model layer's cost-only backend), as JSON for simulators.
+add_executable(theo_trace ${CMAKE_CURRENT_LIST_DIR}/trace.cpp)
+target_link_libraries(theo_trace PRIVATE theodosian::theo)
+theo_target_warnings(theo_trace)

@@ -10,7 +10,7 @@
 #include "backend_test.h"
 #include "ckks/ckks_test_util.h"
 #include "theo/circuits/circuits.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo::test {
 namespace {
@@ -163,7 +163,7 @@ TEST_P(CkksFusion, SwitchChangesTheOpSequence) {
     o.backend = backend();
     o.allow_insecure = true;
     o.optimizations.fusion = fusion;
-    o.traffic = rec;
+    o.wrap_backend = record_traffic(rec);
     const ContextPtr ctx = Context::create(generated_params(12, 4), o);
     KeyGenerator kg(ctx, seed_of(3));
     const SecretKey sk = kg.create_secret_key();

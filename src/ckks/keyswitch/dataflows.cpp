@@ -125,18 +125,15 @@ void run_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch&
     const ConstPolyRef d = b.inputs[i];
     const SwitchingKey& key = *b.keys[i];
     if (!(d.basis == lv.q_basis)) {
-      throw ParameterError(
-          "KeySwitcher::switch_key_chunked: input is not over the basis of level " +
-          std::to_string(level));
+      throw ParameterError("KeySwitcher (DPOC): input is not over the basis of level " +
+                           std::to_string(level));
     }
     if (!(b.out0[i].basis == lv.q_basis) || !(b.out1[i].basis == lv.q_basis)) {
-      throw ParameterError(
-          "KeySwitcher::switch_key_chunked: outputs are not over the basis of level " +
-          std::to_string(level));
+      throw ParameterError("KeySwitcher (DPOC): outputs are not over the basis of level " +
+                           std::to_string(level));
     }
     if (key.empty() || key.context_id() != ctx.id() || key.dnum() != ctx.dnum()) {
-      throw ContextError(
-          "KeySwitcher::switch_key_chunked: the switching key is empty or not of this Context");
+      throw ContextError("KeySwitcher (DPOC): the switching key is empty or not of this Context");
     }
     const RnsPoly coeffs = st.mod_up_coefficients(d, level);  // ModUp's INTT
     ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};

@@ -1,6 +1,6 @@
 // TrafficRecorder and TrafficTotals.
 
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo {
 

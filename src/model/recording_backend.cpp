@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "theo/errors.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 #include "traffic_model.h"
 
 namespace theo {
@@ -413,6 +413,18 @@ Backend& unwrap_recording_backend(Backend& be) {
   while (auto* r = dynamic_cast<RecordingBackend*>(p))
     p = &r->inner();
   return *p;
+}
+
+}  // namespace theo
+
+namespace theo {
+
+std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> record_traffic(
+    std::shared_ptr<TrafficRecorder> recorder) {
+  if (!recorder) throw ParameterError("record_traffic: the recorder is null");
+  return [recorder = std::move(recorder)](std::unique_ptr<Backend> inner) {
+    return make_recording_backend(std::move(inner), recorder);
+  };
 }
 
 }  // namespace theo

@@ -3,8 +3,8 @@
 // modular multiply-adds it must do, recorded per call and summed per scope and per op.
 //
 //   auto rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.profile = true});
-//   ContextOptions o;  o.traffic = rec;          // the Context wraps its backend
-//   { OpScope s("CoeffToSlot"); ... }       // scopes nest: "Boot/CoeffToSlot/ModUp"
+//   ContextOptions o;  o.wrap_backend = record_traffic(rec);  // the Context wraps its backend
+//   { OpScope s("CoeffToSlot"); ... }    // scopes nest: "Boot/CoeffToSlot/ModUp"
 //   rec->by_scope(), rec->by_op("Boot"), rec->total()
 //
 // Model (docs/traffic-model.md has the table per op): every input word is read once and every
@@ -17,6 +17,7 @@
 // Scopes are OpScopes (theo/ring/op_scope.h): an enabled recorder registers as their observer.
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,5 +128,8 @@ std::unique_ptr<Backend> make_recording_backend(std::unique_ptr<Backend> inner,
 // The backend a recording backend wraps (through any number of layers); `be` itself otherwise.
 // For code that needs the concrete backend (e.g. the CUDA event timer).
 Backend& unwrap_recording_backend(Backend& be);
+// make_recording_backend with `recorder`, as a ContextOptions::wrap_backend hook.
+std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> record_traffic(
+    std::shared_ptr<TrafficRecorder> recorder);
 
 }  // namespace theo

@@ -1,11 +1,11 @@
-// The traffic model (theo/ring/traffic.h): the recording backend changes no word, counts the
+// The traffic model (theo/model/traffic.h): the recording backend changes no word, counts the
 // modelled bytes and multiply-adds of known shapes, scopes nest, and nothing happens when off.
 
 #include <thread>
 
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 #include "theo/theodosian.h"
 
 namespace theo::test {
@@ -282,7 +282,7 @@ TEST(TrafficContext, KeySwitchStagesAreScoped) {
   o.backend = BackendChoice::kCpu;
   o.allow_insecure = true;
   o.threads = 2;
-  o.traffic = rec;
+  o.wrap_backend = record_traffic(rec);
   const auto ctx = Context::create(load_preset("test_n12"), o);
   KeyGenerator kg(ctx);
   const SecretKey sk = kg.create_secret_key();

@@ -1,0 +1,41 @@
+#pragma once
+// Reports of the traffic model: a recorder's totals per scope, per op and per key-switching step,
+// against a GPU's ceilings (theo/model/gpu.h), as JSON records and as printed tables; and the raw
+// op trace of a recorder as JSON (one record per backend call, for simulators).
+// docs/traffic-model.md explains the columns.
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "theo/model/gpu.h"
+#include "theo/model/traffic.h"
+
+namespace theo {
+
+// One total against the ceilings. `measured_us` is the time the achieved bandwidth and the ratios
+// to the bounds use (0: the profiled time).
+nlohmann::json totals_json(const TrafficTotals& t, const GpuDescriptor& gpu, double measured_us);
+// Per scope below `root` (relative paths) and per op within it, averaged over `passes`.
+nlohmann::json scopes_json(const TrafficRecorder& rec, const std::string& root, double passes,
+                           const GpuDescriptor& gpu);
+nlohmann::json ops_json(const TrafficRecorder& rec, const std::string& root, double passes,
+                        const GpuDescriptor& gpu);
+// The key-switching steps (ModUp, KeyMult, ModDown) summed over every scope they appear in.
+std::map<std::string, TrafficTotals> key_switch_steps(const TrafficRecorder& rec);
+
+// The recorder's calls in order (TrafficRecorderOptions::keep_records), each with its scope, op,
+// shape (polys, limbs, N), bytes read / written, table bytes and modular multiply-adds, with the
+// GPU the trace was planned for: {"gpu": ..., "calls": [...], "totals": ...}.
+nlohmann::json trace_json(const TrafficRecorder& rec, const GpuDescriptor& gpu);
+
+// A table: the header line, then one row per total (printf to stdout).
+void print_table_header(const std::string& first_column);
+void print_table_row(const std::string& label, const TrafficTotals& t, const GpuDescriptor& gpu,
+                     double measured_us);
+// One row per scope directly below `scope`, and "(rest)" for the calls made in `scope` itself.
+void print_stages(const TrafficRecorder& rec, const std::string& scope, double passes,
+                  const GpuDescriptor& gpu);
+
+}  // namespace theo
