@@ -9,8 +9,8 @@
 
 #include "backend/capture_arena.h"
 #include "backend/cpu/host_allocator.h"
-#include "backend/cpu/thread_pool.h"
 #include "backend/fork_state.h"
+#include "common/thread_pool.h"
 #include "theo/ring/backend.h"
 #include "theo/ring/ntt_tables.h"
 

@@ -1,5 +1,5 @@
 // CudaBackend's construction and memory: the device, its allocator and tables, host <-> device
-// transfers, memory reports, and the functions that make a CUDA backend or reach its stream.
+// transfers, memory reports, and the functions that find a GPU or reach a backend's stream.
 
 #include <cuda_profiler_api.h>
 
@@ -8,7 +8,6 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend_impl.h"
-#include "theo/backend/factory.h"
 
 namespace theo {
 namespace cuda {
@@ -98,24 +97,7 @@ cudaStream_t stream_of(Backend& be) {
   return as_cuda(be).main_stream();
 }
 
-}  // namespace cuda
-
-std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring,
-                                           const KernelTuningOverrides& overrides) {
-  if (!cuda_available()) throw BackendError("make_cuda_backend: no usable CUDA GPU");
-  // Overrides come from the ExecutionPolicy (THEO_PDL, THEO_NTT_* at Context creation) for before
-  // / after runs of one binary; cuda::set_tuning still decides afterwards.
-  cuda::Tuning t;
-  if (!overrides.programmatic_launch) t.programmatic_launch = 0;
-  if (overrides.ntt_row_otf) t.ntt.row_otf = *overrides.ntt_row_otf;
-  if (overrides.ntt_rows_resident) t.ntt.rows_resident = *overrides.ntt_rows_resident;
-  if (overrides.ntt_rows_persistent_tiles)
-    t.ntt.rows_persistent_tiles = *overrides.ntt_rows_persistent_tiles;
-  if (overrides.ntt_cols_wide) t.ntt.cols_wide = *overrides.ntt_cols_wide;
-  return cuda::make_backend(ring, t);
-}
-
-bool cuda_available() {
+bool device_available() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -123,5 +105,7 @@ bool cuda_available() {
   }
   return count > 0;
 }
+
+}  // namespace cuda
 
 }  // namespace theo
