@@ -53,7 +53,8 @@ GpuDescriptor model_gpu(const std::string& choice, const Backend& backend) {
 int run_model(const ModelOptions& o) {
   if (o.reps == 0 || o.passes == 0) throw ParameterError("--reps and --passes must be > 0");
   ModelEnv env;
-  env.rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.profile = true});
+  env.rec = std::make_shared<TrafficRecorder>(
+      TrafficRecorderOptions{.profile = true, .keep_records = true});
   env.rec->set_enabled(false);  // recorded only inside profile_passes
   env.ctx = make_context(o, env.rec);
   const Context& ctx = *env.ctx;

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "theo/circuits/bootstrapper.h"
 #include "theo/math/prime_system.h"
 #include "theo/ring/automorphism.h"
 #include "theo/theodosian.h"
@@ -82,6 +83,11 @@ struct WRelinKey {
 struct WGaloisKeys {
   SessionPtr s;
   std::shared_ptr<theo::GaloisKeys> k;
+};
+
+struct WBootstrappingKeys {
+  SessionPtr s;
+  std::shared_ptr<const theo::BootstrappingKeys> k;
 };
 
 struct WEncoder {
@@ -563,8 +569,10 @@ inline void register_exceptions(nb::module_& m) {
 }
 
 // The bindings of one topic each (<topic>_bindings.cpp), called in this order by NB_MODULE
-// (theodosian_ext.cpp); circuits: Chebyshev series, polynomial evaluation, linear transforms,
-// EvalMod and bootstrapping.
+// (theodosian_ext.cpp): circuits are Chebyshev series, polynomial evaluation, linear transforms,
+// EvalMod and bootstrapping; serialization is to_bytes / from_bytes / save / load / pickling of
+// every object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of
+// C++ API names in error messages into the Python calls.
 void bind_context(nb::module_& m);
 void bind_values(nb::module_& m);
 void bind_keys(nb::module_& m);
@@ -572,5 +580,11 @@ void bind_encoding(nb::module_& m);
 void bind_evaluator(nb::module_& m);
 void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
+void bind_serialization(nb::module_& m);
+void bind_cnn(nb::module_& m);
+
+// Remembers a new Context for Context.for_parameters (the first live one per fingerprint;
+// serialization_bindings.cpp).
+void register_context(const SessionPtr& s);
 
 }  // namespace theopy

@@ -1,4 +1,4 @@
-// Key-switching fusion (Optimizations::fusion, src/ckks/fusion.h) is bit-exact: every mechanism
+// Key-switching fusion (Optimizations::fusion) is bit-exact: every mechanism
 // that uses the fused transforms (ModUp, ModDown, rescale, ModDown + rescale, extend, ModRaise)
 // gives on the backend under test, with fusion and without, the words of a CPU Context without
 // fusion, same seeds. Built for the CPU and into test_cuda_fusion for the GPU

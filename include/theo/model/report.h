@@ -14,6 +14,8 @@
 
 namespace theo {
 
+struct BootstrappingKeys;  // theo/circuits/bootstrapper.h
+
 // One total against the ceilings. `measured_us` is the time the achieved bandwidth and the ratios
 // to the bounds use (0: the profiled time).
 nlohmann::json totals_json(const TrafficTotals& t, const GpuDescriptor& gpu, double measured_us);
@@ -37,5 +39,11 @@ void print_table_row(const std::string& label, const TrafficTotals& t, const Gpu
 // One row per scope directly below `scope`, and "(rest)" for the calls made in `scope` itself.
 void print_stages(const TrafficRecorder& rec, const std::string& scope, double passes,
                   const GpuDescriptor& gpu);
+
+// The switching-key halves and linear-transform plaintexts a bootstrapping streams, per phase,
+// from the recorder's per-call records of the "Boot" scope (keep_records), against the GPU's DRAM
+// ceiling; and the key set's size expanded and with the a halves as seeds. Both print a table.
+nlohmann::json key_stream_json(const TrafficRecorder& rec, double passes, const GpuDescriptor& gpu);
+nlohmann::json key_set_json(const BootstrappingKeys& keys);
 
 }  // namespace theo
