@@ -19,8 +19,9 @@ target_link_libraries(theo_boot_demo PRIVATE theodosian::theo)
 theo_target_warnings(theo_boot_demo)
 # ---- end theo_boot_demo ----
 
-# theo_trace: the op trace of a Boot / KeySwitch / ... on a preset, recorded without computing
-# (the model layer's cost-only backend), as JSON for simulators.
+# ---- theo_trace (owner: HMC simulator) ---------------------------------------------------------
+# Op traces (docs/trace-format.md) of Boot / HMult / HRot / ... for python -m theodosian.sim.
 add_executable(theo_trace ${CMAKE_CURRENT_LIST_DIR}/trace.cpp)
 target_link_libraries(theo_trace PRIVATE theodosian::theo)
 theo_target_warnings(theo_trace)
+# ---- end theo_trace ----------------------------------------------------------------------------

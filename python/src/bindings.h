@@ -27,6 +27,7 @@
 
 #include "theo/circuits/bootstrapper.h"
 #include "theo/math/prime_system.h"
+#include "theo/model/traffic.h"
 #include "theo/ring/automorphism.h"
 #include "theo/theodosian.h"
 
@@ -49,6 +50,11 @@ struct Session {
   // Evaluation keys attached to the Context (read and written with the GIL held).
   std::shared_ptr<const theo::RelinKey> relin_key;
   std::shared_ptr<const theo::GaloisKeys> galois_keys;
+  // Context(..., trace=True): the recorder the backend is wrapped with (off until
+  // Context._trace_begin), and the open scope of the running trace (trace_bindings.cpp).
+  std::shared_ptr<theo::TrafficRecorder> recorder;
+  std::unique_ptr<theo::OpScope> trace_scope;
+  std::string trace_label;
 };
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -586,5 +592,9 @@ void bind_cnn(nb::module_& m);
 // Remembers a new Context for Context.for_parameters (the first live one per fingerprint;
 // serialization_bindings.cpp).
 void register_context(const SessionPtr& s);
+
+// Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
+// by theodosian.sim.tracing).
+void bind_trace(nb::class_<WContext>& context);
 
 }  // namespace theopy

@@ -41,16 +41,6 @@ std::string short_ratio(double x) {
   return buf;
 }
 
-nlohmann::json cost_json(const TrafficCost& c) {
-  return {{"polys", c.polys},
-          {"limbs", c.limbs},
-          {"n", c.n},
-          {"bytes_read", c.bytes_read},
-          {"bytes_written", c.bytes_written},
-          {"table_bytes", c.table_bytes},
-          {"macs", c.macs}};
-}
-
 }  // namespace
 
 nlohmann::json totals_json(const TrafficTotals& t, const GpuDescriptor& gpu, double measured_us) {
@@ -98,23 +88,6 @@ std::map<std::string, TrafficTotals> key_switch_steps(const TrafficRecorder& rec
     if (last == "ModUp" || last == "KeyMult" || last == "ModDown") steps[last] += cell;
   }
   return steps;
-}
-
-nlohmann::json trace_json(const TrafficRecorder& rec, const GpuDescriptor& gpu) {
-  nlohmann::json calls = nlohmann::json::array();
-  for (const TrafficRecord& r : rec.records()) {
-    nlohmann::json c = cost_json(r.cost);
-    c["scope"] = r.scope;
-    c["op"] = r.op;
-    if (r.time_us > 0) c["time_us"] = r.time_us;
-    calls.push_back(std::move(c));
-  }
-  return {{"gpu", to_json(gpu)},
-          {"model",
-           "every input word read once, every output word written once, 4 B per word; tables "
-           "separate; macs = modular multiply-adds (docs/traffic-model.md)"},
-          {"calls", std::move(calls)},
-          {"totals", totals_json(rec.total(), gpu, 0)}};
 }
 
 void print_table_header(const std::string& first_column) {

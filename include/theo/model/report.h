@@ -1,7 +1,7 @@
 #pragma once
 // Reports of the traffic model: a recorder's totals per scope, per op and per key-switching step,
-// against a GPU's ceilings (theo/model/gpu.h), as JSON records and as printed tables; and the raw
-// op trace of a recorder as JSON (one record per backend call, for simulators).
+// against a GPU's ceilings (theo/model/gpu.h), as JSON records and as printed tables. The raw op
+// trace of a recorder, for simulators, is theo/model/traffic_trace.h's.
 // docs/traffic-model.md explains the columns.
 
 #include <map>
@@ -26,11 +26,6 @@ nlohmann::json ops_json(const TrafficRecorder& rec, const std::string& root, dou
                         const GpuDescriptor& gpu);
 // The key-switching steps (ModUp, KeyMult, ModDown) summed over every scope they appear in.
 std::map<std::string, TrafficTotals> key_switch_steps(const TrafficRecorder& rec);
-
-// The recorder's calls in order (TrafficRecorderOptions::keep_records), each with its scope, op,
-// shape (polys, limbs, N), bytes read / written, table bytes and modular multiply-adds, with the
-// GPU the trace was planned for: {"gpu": ..., "calls": [...], "totals": ...}.
-nlohmann::json trace_json(const TrafficRecorder& rec, const GpuDescriptor& gpu);
 
 // A table: the header line, then one row per total (printf to stdout).
 void print_table_header(const std::string& first_column);

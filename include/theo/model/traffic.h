@@ -93,6 +93,10 @@ class TrafficRecorder {
   // (a relative path, e.g. the scope an op had inside a captured graph) when not empty.
   void record(std::string_view op, const TrafficCost& cost, double time_us,
               std::string_view scope_suffix = {});
+  // Adds a zero-cost marker record (the backend's "fork", "end_fork", "join": where the op stream
+  // splits into two concurrent streams and meets again) to records() in keep_records mode; the
+  // totals and tables do not count it. Scopes as in record().
+  void mark(std::string_view what, std::string_view scope_suffix = {});
   void clear();
 
   TrafficTotals total() const;
@@ -118,6 +122,7 @@ class TrafficRecorder {
 
 // A Backend that forwards every call to `inner` and records its modelled cost in `recorder`.
 // Throws ParameterError when either is null.
+// fork(), end_fork() and join() are recorded as markers (TrafficRecorder::mark).
 // Captured work (begin_capture / end_capture): the ops issued while capturing are not recorded
 // then (nothing runs); every replay() of the CapturedWork records them, each under the replay's
 // scope followed by the op's scope relative to the one begin_capture() was called in, with zero
