@@ -410,8 +410,8 @@ class RecordingBackend final : public Backend {
   // A stream marker (after the inner backend accepted the call), captured like an op.
   void mark(const char* name) {
     if (capturing_) {
-      captured_.push_back(CapturedOp{relative_scope(current_op_scope(), capture_base_), name,
-                                     TrafficCost{}, true});
+      captured_.push_back(
+          CapturedOp{relative_scope(current_op_scope(), capture_base_), name, TrafficCost{}, true});
     } else if (rec_->enabled()) {
       rec_->mark(name);
     }
