@@ -1,13 +1,15 @@
 // theo_trace: runs CKKS ops on a parameter set with the traffic recorder on and writes each op's
 // trace (every backend call in issue order with its modelled bytes and work) as a "theo-trace"
 // JSON document (docs/trace-format.md), the input of the HMC simulator (python -m
-// theodosian.sim). No GPU is needed: the CPU backend issues the same backend calls.
+// theodosian.sim). No GPU is needed: the CPU backend issues the same backend calls, and
+// --backend cost issues them without computing anything (the model layer's cost-only backend, key
+// switches planned for --cache-mib): seconds even for a Boot at N = 2^16.
 //
 //   theo_trace [preset] [--workloads boot,hmult,hrot,...] [--limbs k] [--rotation r]
-//              [--backend cpu|cuda] [--cache-mib m] [--insecure] [--min-keys] [--commit sha]
+//              [--backend cpu|cuda|cost] [--cache-mib m] [--insecure] [--min-keys] [--commit sha]
 //              [--out-dir dir]
 //
-// Workloads (each under a TrafficScope of its name; one file <out-dir>/<preset>-<workload>.json):
+// Workloads (each under an OpScope of its name; one file <out-dir>/<preset>-<workload>.json):
 //   hmult          Evaluator::multiply(a, b, relin) at the level          scope "HMult"
 //   hmult_rescale  Evaluator::multiply_relin_rescale                       scope "HMultRescale"
 //   hrot           Evaluator::rotate(a, rotation, galois)                  scope "HRot"
@@ -46,9 +48,10 @@
 #include <vector>
 
 #include "theo/circuits/bootstrapper.h"
+#include "theo/model/cost_only_backend.h"
+#include "theo/model/traffic.h"
+#include "theo/model/traffic_trace.h"
 #include "theo/ring/automorphism.h"
-#include "theo/ring/traffic.h"
-#include "theo/ring/traffic_trace.h"
 #include "theo/theodosian.h"
 #include "theo/workloads/helr.h"
 #include "theo/workloads/resnet.h"
@@ -56,11 +59,12 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: theo_trace [preset] [--workloads boot,hmult,hmult_rescale,hrot,keyswitch,"
-               "rescale,pmult,hadd,helr,resnet20] [--limbs k] [--rotation r] [--backend cpu|cuda] "
-               "[--cache-mib m] [--helr-iterations k] [--resnet-model file] [--resnet-min-keys] "
-               "[--insecure] [--min-keys] [--commit sha] [--out-dir dir]\n");
+  std::fprintf(
+      stderr,
+      "usage: theo_trace [preset] [--workloads boot,hmult,hmult_rescale,hrot,keyswitch,"
+      "rescale,pmult,hadd,helr,resnet20] [--limbs k] [--rotation r] [--backend cpu|cuda|cost] "
+      "[--cache-mib m] [--helr-iterations k] [--resnet-model file] [--resnet-min-keys] "
+      "[--insecure] [--min-keys] [--commit sha] [--out-dir dir]\n");
   return 2;
 }
 
@@ -116,6 +120,8 @@ int main(int argc, char** argv) {
   long cache_mib = -1;  // -1: 50 on the CPU backend, the device's L2 on CUDA
   int rotation = 1234;  // the anchor's HRot (theo_bench)
   bool min_keys = false;
+  bool cost_only =
+      false;  // --backend cost: record without computing (theo/model/cost_only_backend.h)
   theo::ContextOptions opts;
   opts.backend = theo::BackendChoice::kCpu;  // no GPU needed; --backend cuda to trace on one
   std::string command = "theo_trace";
@@ -143,6 +149,8 @@ int main(int argc, char** argv) {
           opts.backend = theo::BackendChoice::kCuda;
         } else if (std::strcmp(v, "cpu") == 0) {
           opts.backend = theo::BackendChoice::kCpu;
+        } else if (std::strcmp(v, "cost") == 0) {
+          cost_only = true;
         } else {
           return usage();
         }
@@ -170,9 +178,16 @@ int main(int argc, char** argv) {
     auto rec = std::make_shared<theo::TrafficRecorder>(
         theo::TrafficRecorderOptions{.profile = false, .keep_records = true});
     rec->set_enabled(false);  // only the workloads are recorded, not set-up and key generation
-    opts.traffic = rec;
-    if (cache_mib < 0) cache_mib = opts.backend == theo::BackendChoice::kCuda ? 0 : 50;
+    opts.wrap_backend = theo::record_traffic(rec);
+    if (cache_mib < 0)
+      cache_mib = opts.backend == theo::BackendChoice::kCuda && !cost_only ? 0 : 50;
     opts.optimizations.cache_bytes = static_cast<std::size_t>(cache_mib) << 20;
+    if (cost_only) {
+      const std::size_t l2 = opts.optimizations.cache_bytes;
+      opts.make_backend = [l2](const theo::RingParams& r) {
+        return theo::make_cost_only_backend(r, l2);
+      };
+    }
     const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
     const theo::u32 level =
         limbs == 0 ? ctx->max_level() : level_for(*ctx, static_cast<theo::u32>(limbs));
@@ -197,7 +212,9 @@ int main(int argc, char** argv) {
       theo::TraceInfo info;
       info.workload = w;
       info.preset = preset;
-      info.backend = ctx->backend().kind() == theo::BackendKind::kCuda ? "cuda" : "cpu";
+      info.backend = ctx->backend().kind() == theo::BackendKind::kCuda       ? "cuda"
+                     : ctx->backend().kind() == theo::BackendKind::kCostOnly ? "cost"
+                                                                             : "cpu";
       info.device = ctx->backend().name();
       info.git_commit = commit;
       info.command = command;
@@ -321,7 +338,7 @@ int main(int argc, char** argv) {
       rec->set_enabled(true);
       const auto t0 = std::chrono::steady_clock::now();
       {
-        theo::TrafficScope scope(scope_of(w));
+        const theo::OpScope scope(scope_of(w));
         run();
       }
       ctx->backend().synchronize();

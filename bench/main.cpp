@@ -1,5 +1,5 @@
 // theo_bench: times registered benchmark cases and prints one JSON record per (op, limbs), after a
-// header record that says what ran where. See bench/NOTES.md for the traffic models.
+// header record that says what ran where. See docs/benchmarks.md for the traffic models.
 
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +12,7 @@
 #include "bench_case.h"
 #include "host_info.h"
 #include "model_bench.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "timing.h"
 
@@ -57,10 +58,10 @@ std::vector<std::string> split(const std::string& s) {
          "                  [--warmup 3] [--threads T] [--seed S] [--out file.json] [--list]\n"
          "       theo_bench --model [--preset bootparam_40] [--insecure] [--backend cpu|cuda]\n"
          "                  [--limbs 14,23,35,47] [--reps 10] [--warmup 2] [--boot-reps 5]\n"
-         "                  [--passes 3] [--dram-tbps 4.27] [--l2-tbps 7.0] [--no-bootstrap]\n"
+         "                  [--passes 3] [--gpu h100|h200|file] [--no-bootstrap]\n"
          "                  [--quick] [--threads T] [--out file.json]\n"
          "       theo_bench --ablation [--backend cuda|cpu] [--preset P] [--reps 30] [--warmup 5]\n"
-         "                  [--boot-reps 10] [--l2-tbps 7.0] [--no-bootstrap] [--quick]\n"
+         "                  [--boot-reps 10] [--gpu h100|h200|file] [--no-bootstrap] [--quick]\n"
          "                  [--threads T] [--out file.json]\n";
   std::exit(2);
 }
@@ -111,10 +112,8 @@ Options parse(int argc, char** argv) {
         o.boot_reps_given = true;
       } else if (a == "--passes")
         o.model_opts.passes = static_cast<unsigned>(std::stoul(v));
-      else if (a == "--dram-tbps")
-        o.model_opts.dram_tbps = std::stod(v);
-      else if (a == "--l2-tbps")
-        o.model_opts.l2_tbps = std::stod(v);
+      else if (a == "--gpu")
+        o.model_opts.gpu = v;
       else if (a == "--threads")
         o.threads = static_cast<unsigned>(std::stoul(v));
       else if (a == "--seed")
@@ -147,7 +146,6 @@ Options parse(int argc, char** argv) {
     if (o.reps_given) m.reps = o.reps;
     if (o.warmup_given) m.warmup = o.warmup;
     if (m.boot_reps == 0 || m.passes == 0) usage("--boot-reps and --passes must be > 0");
-    if (!(m.dram_tbps > 0) || !(m.l2_tbps > 0)) usage("--dram-tbps and --l2-tbps must be > 0");
   }
   return o;
 }
@@ -158,7 +156,7 @@ AblationOptions ablation_options(const Options& o) {
   a.backend = o.backend;
   a.threads = o.threads;
   a.out = o.out;
-  a.l2_tbps = o.model_opts.l2_tbps;
+  a.gpu = o.model_opts.gpu;
   a.skip_boot = o.model_opts.skip_bootstrap;
   if (o.quick) {
     a.reps = 3;
@@ -212,8 +210,11 @@ int run(const Options& o) {
   RingParams ring;
   ring.log_n = log2_exact(o.n);
   ring.primes = find_ntt_primes(ring.log_n, 30, max_l + o.alpha);
+  // THEO_PDL / THEO_NTT_* apply here as they do to a Context's backend (before / after runs).
   std::unique_ptr<Backend> backend =
-      o.backend == "cuda" ? make_cuda_backend(ring) : make_cpu_backend(ring, o.threads);
+      o.backend == "cuda"
+          ? make_cuda_backend(ring, KernelTuningOverrides::from(Environment::read()))
+          : make_cpu_backend(ring, o.threads);
 
   nlohmann::json header = {{"record", "header"},
                            {"git_commit", git_commit()},

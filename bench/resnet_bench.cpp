@@ -36,8 +36,8 @@
 
 #include "bench_commit.h"
 #include "theo/math/prime_system.h"
+#include "theo/model/traffic.h"
 #include "theo/ring/automorphism.h"
-#include "theo/ring/traffic.h"
 #include "theo/theodosian.h"
 #include "theo/workloads/resnet.h"
 
@@ -196,7 +196,7 @@ int run(const Args& a) {
   auto recorder = std::make_shared<TrafficRecorder>(
       TrafficRecorderOptions{.profile = true, .keep_records = true});
   recorder->set_enabled(false);
-  co.traffic = recorder;
+  co.wrap_backend = record_traffic(recorder);
   std::string preset = a.preset;
   ParameterSet params;
   if (a.levels > 0) {
@@ -324,7 +324,7 @@ int run(const Args& a) {
     recorder->clear();
     recorder->set_enabled(true);
     {
-      const TrafficScope scope("ResNet");
+      const OpScope scope("ResNet");
       net.infer(ev, ct, keys);
     }
     recorder->set_enabled(false);

@@ -2,7 +2,7 @@
 // whatever runs on a Context made with trace=True, for theodosian.sim.tracing.record.
 
 #include "bindings.h"
-#include "theo/ring/traffic_trace.h"
+#include "theo/model/traffic_trace.h"
 
 namespace theopy {
 
@@ -19,7 +19,7 @@ void bind_trace(nb::class_<WContext>& context) {
             s.recorder->clear();
             s.trace_label = label;
             s.recorder->set_enabled(true);
-            if (!label.empty()) s.trace_scope = std::make_unique<theo::TrafficScope>(label);
+            if (!label.empty()) s.trace_scope = std::make_unique<theo::OpScope>(label);
           },
           "label"_a, "Starts recording the ops of this context (under the scope `label`).")
       .def(

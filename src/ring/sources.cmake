@@ -1,17 +1,7 @@
-# Sources of src/ring
-list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/basis.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/backend.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bconv_table.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/ntt_tables.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/shape_checks.cpp)
-# Traffic model: recorder, scopes and the recording Backend decorator (theo/ring/traffic.h).
-list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/traffic.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/traffic_backend.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/traffic_model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/traffic_trace.cpp)
-# Without the CUDA backend, make_cuda_backend / cuda_available still need a definition.
-if(NOT THEO_HAVE_CUDA)
-  list(APPEND THEO_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_stubs.cpp)
-endif()
+# Sources of src/ring: RNS polynomials, the Backend interface (its checked public ops and stream
+# control) and the neutral op scope (theo/ring/op_scope.h) that observers such as model/'s traffic
+# recorder read.
+set(theo_ring_sources basis.cpp backend.cpp backend_ops.cpp bconv_table.cpp ntt_tables.cpp
+                      shape_checks.cpp stream_control.cpp op_scope.cpp)
+list(TRANSFORM theo_ring_sources PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(APPEND THEO_SOURCES ${theo_ring_sources})

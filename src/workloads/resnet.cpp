@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "theo/errors.h"
-#include "theo/ring/traffic.h"
+#include "theo/ring/op_scope.h"
 
 namespace theo {
 
@@ -629,15 +629,15 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
   const u32 total = static_cast<u32>(s.plan.steps.size());
   auto refresh = [&](Ciphertext& ct, std::size_t step) {
     if (!s.plan.steps[step].bootstrap_before) return;
-    const TrafficScope scope("Boot");
+    const OpScope scope("Boot");
     ct = s.boot->bootstrap(ct, keys, s.boot_center[step]);
   };
   auto square = [&](const Ciphertext& u) {
-    const TrafficScope scope("Activation");
+    const OpScope scope("Activation");
     return ev.multiply_relin_rescale(u, u, rlk);
   };
   auto linear = [&](const CnnLinearLayer& l, const Ciphertext& x) {
-    const TrafficScope scope("Linear");
+    const OpScope scope("Linear");
     return l.apply(ev, x, gk);
   };
   Ciphertext ct = ev.clone(ct0);
@@ -651,7 +651,7 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
     Ciphertext z = linear(*b.conv2, u1);
     Ciphertext sc;
     {
-      const TrafficScope scope("Shortcut");
+      const OpScope scope("Shortcut");
       if (b.shortcut_matrix) {
         sc = b.shortcut_matrix->apply(ev, ct, gk);
       } else {
@@ -664,7 +664,7 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
   }
   refresh(ct, s.plan.steps.size() - 1);
   {
-    const TrafficScope scope("Head");
+    const OpScope scope("Head");
     ct = s.fc->apply(ev, spatial_sum(ev, ct, s.head_layout, gk), gk);
   }
   if (progress) progress("head", total, total);

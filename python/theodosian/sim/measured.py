@@ -8,7 +8,7 @@
 * theo_boot_demo output ("bootstrap r: 16.4 ms, ...").
 
 Ring cases become trace ops with the same shapes as bench/ring_cases.cpp and the same modelled
-cost as src/ring/traffic_model.cpp.
+cost as src/model/traffic_model.cpp.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Op traces: the "theo-trace" v1 JSON document (docs/trace-format.md).
 
 A trace is the library's backend calls in issue order, each with its scope path and modelled cost
-(theo/ring/traffic.h: bytes read and written once, tables, core modular multiply-adds). The C++
+(theo/model/traffic.h: bytes read and written once, tables, core modular multiply-adds). The C++
 tool ``theo_trace`` and :func:`theodosian.sim.tracing.record` write it; :func:`load_trace` reads
 and validates it (errors name the field).
 """
@@ -18,7 +18,7 @@ from .errors import SimInputError, require_number, require_object, require_str
 FORMAT = "theo-trace"
 VERSION = 1
 
-# Every backend op the recorder names (src/ring/traffic_backend.cpp). A trace with another name
+# Every backend op the recorder names (src/model/recording_backend.cpp). A trace with another name
 # is rejected: the simulator would not know the kernel's family.
 KNOWN_OPS = frozenset({
     "upload", "download", "copy", "fill_zero", "sample_uniform",

@@ -18,12 +18,16 @@ struct Tuning {
   u32 elementwise_threads = 256;
   // 1 (default, sm_90+): kernels are launched with programmatic dependent launch
   // (backend/cuda/launch.cuh), so each one's launch and ramp-up overlap the tail of the kernel
-  // before it. Process-wide: the last backend made or retuned sets it. 0 (or THEO_PDL=0 in the
-  // environment when the backend is made): plain stream order.
+  // before it. Process-wide: the last backend made or retuned sets it. 0 (or
+  // KernelTuningOverrides::programmatic_launch false, THEO_PDL=0 at Context creation): plain
+  // stream order.
   u32 programmatic_launch = 1;
 };
 
+// The CUDA backend on the current device (theo::make_cuda_backend checks that there is one).
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning = {});
+// True when a usable GPU is present.
+bool device_available();
 // The stream all of `be`'s work is issued on; throws ParameterError if `be` is not a CUDA backend.
 cudaStream_t stream_of(Backend& be);
 // Replace the tunables of a CUDA backend (benchmark sweeps).

@@ -1,0 +1,77 @@
+#pragma once
+// Switches for the memory-hierarchy optimizations of Theodosian (ISPASS 2026, §III-C, §IV, §V-C),
+// one per mechanism, so that an ablation can add them one at a time (`theo_bench --ablation`).
+//
+// Every switch changes only how the work is scheduled on the device (which kernels, how many
+// polynomials per launch, on which stream, launched one by one or from a graph), never what is
+// computed: each op issues the same modular arithmetic in the same order per word, so results are
+// bit-exact under every combination of switches, on every backend. The tests compare all-off and
+// all-on word for word (tests/ckks/test_ckks_key_switch_batch.cpp).
+//
+// Reached through ContextOptions::optimizations; all on by default. What a Context runs with is
+// its ExecutionPolicy::optimizations() (theo/plan/execution_policy.h): these, with the environment
+// applied when the Context is made.
+
+#include <cstddef>
+
+namespace theo {
+
+struct Optimizations {
+  // Sequence-level kernel fusion beyond single ops (§V-C): transforms fused into the key-switching
+  // stages that feed them.
+  bool fusion = true;
+  // BConv without intermediate reductions where the table keeps every row's sum inside the 64-bit
+  // accumulator (§III-C2).
+  bool bconv_refined = true;
+  // Context::capture records a CUDA Graph (§IV-C); off, a Graph calls its function again at each
+  // replay, op by op. ANDed with ContextOptions::graphs and THEO_GRAPHS (ExecutionPolicy).
+  bool graphs = true;
+  // L2-aware multi-polynomial caching (§IV-A): the INTT-BConv-NTT sequences of a key-switching
+  // stage run as batched launches (ModUp over all digits, ModDown over both polynomials), and
+  // independent key switches (hoisted rotations, BSGS giant steps, batched HMults) run in batches
+  // whose combined working set fits the L2 cache (KeySwitchPlanner::batch_size). Off: Cheddar's
+  // O(alpha)-limb order, one digit's sequence and one polynomial's ModDown after another, one key
+  // switch at a time.
+  bool multi_poly_caching = true;
+  // Complementary pipelining (§IV-B): KeyMult's (2, alpha) P part first, then ModDown's INTT /
+  // BConv / NTT of it on a second stream while the DRAM-bound (2, L) Q part of KeyMult runs on
+  // the first (Backend::fork / join; captured into graphs as dependency edges).
+  bool pipelining = true;
+  // Output-chunked key switching (the DPOC dataflow of Nozaki et al.), part of L2-aware caching:
+  // at a level whose ModUp working set exceeds the cache, a lone key switch runs its BConv -> NTT
+  // -> KeyMult one output chunk at a time (the P limbs, then each digit's own limbs), so KeyMult
+  // reads the digits' words while they are still in L2 and the keys stream past them. Needs
+  // multi_poly_caching and fusion; ANDed with THEO_OUTPUT_CHUNKING (ExecutionPolicy). Off by
+  // default and not part of all(): on an H100 it made KeySwitch at 35 / 47 limbs 16% / 12%
+  // slower (more, smaller launches; docs/performance-journal.md, "output-chunked key switching").
+  bool output_chunking = false;
+  // The cache the batch planner fills; 0: the device's L2 (Backend::l2_bytes()). A backend that
+  // reports no cache (the CPU) gets whole batches.
+  std::size_t cache_bytes = 0;
+
+  static Optimizations none() {
+    return {.fusion = false,
+            .bconv_refined = false,
+            .graphs = false,
+            .multi_poly_caching = false,
+            .pipelining = false,
+            .output_chunking = false,
+            .cache_bytes = 0};
+  }
+  // Every switch at its default (output_chunking stays off).
+  static Optimizations all() { return {}; }
+  // The switches some mechanism of this build honors (true); an ablation reports the others as
+  // "n/a", since turning them on changes nothing yet. A mechanism marks itself here when it is
+  // hooked in.
+  static Optimizations available() {
+    return {.fusion = true,
+            .bconv_refined = true,
+            .graphs = true,
+            .multi_poly_caching = true,
+            .pipelining = true,
+            .output_chunking = true,
+            .cache_bytes = 0};
+  }
+};
+
+}  // namespace theo

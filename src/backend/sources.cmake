@@ -1,0 +1,6 @@
+# Sources of src/backend itself: what both backends share (THEO_BACKEND_COMMON_SOURCES: the
+# capture arena and fork state) and the factory that names them (THEO_SOURCES).
+list(APPEND THEO_BACKEND_COMMON_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/capture_arena.cpp)
+list(APPEND THEO_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/factory.cpp)
