@@ -18,3 +18,8 @@ add_executable(theo_boot_demo ${CMAKE_CURRENT_LIST_DIR}/boot_demo.cpp)
 target_link_libraries(theo_boot_demo PRIVATE theodosian::theo)
 theo_target_warnings(theo_boot_demo)
 # ---- end theo_boot_demo ----
+
+# theo_params: the dataflow study's parameter grid (which cells are secure) and one cell's set.
+add_executable(theo_params ${CMAKE_CURRENT_LIST_DIR}/params.cpp)
+target_link_libraries(theo_params PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+theo_target_warnings(theo_params)

@@ -14,6 +14,8 @@
 #include "theo/ckks/optimizations.h"
 #include "theo/ckks/serialization.h"
 #include "theo/errors.h"
+#include "theo/math/parameter_grid.h"
 #include "theo/math/params.h"
+#include "theo/math/prime_system.h"
 #include "theo/math/prng.h"
 #include "theo/math/security.h"
