@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "theo/backend/factory.h"
 #include "theo/math/bigint.h"
 #include "theo/math/modarith.h"
 #include "theo/math/primes.h"

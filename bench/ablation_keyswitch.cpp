@@ -80,15 +80,15 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
     const Timing whole = time_op(timed, run, o.warmup, o.reps);
     // Stages, eagerly: ModUp alone, then KeyMult + ModDown on a kept ModUp.
     const Timing stage1 = time_op(
-        timed, [&] { (void)ks.mod_up_scheduled(d[0], level); }, o.warmup, o.reps);
-    const ModUpDigits up = ks.mod_up_scheduled(d[0], level);
+        timed, [&] { (void)ks.mod_up(d[0], level); }, o.warmup, o.reps);
+    const ModUpDigits up = ks.mod_up(d[0], level);
     std::vector<std::vector<ConstPolyRef>> digits(1);
     for (const RnsPoly& p : up.digits)
       digits[0].push_back(p.cref());
     const Timing stage23 = time_op(
         timed, [&] { ks.key_mult_mod_down(digits, keys, level, out0, out1); }, o.warmup, o.reps);
 
-    const KeySwitchFootprint fp = ks.footprint(level);
+    const KeySwitchFootprint fp = ks.planner().footprint(level);
     nlohmann::json rec_json = {
         {"level", level},
         {"limbs", lv.limbs},
@@ -149,7 +149,7 @@ nlohmann::json batching_sweep(const AblationOptions& o) {
     out0.push_back(outs[2 * i].ref());
     out1.push_back(outs[2 * i + 1].ref());
   }
-  const KeySwitchFootprint fp = ks.footprint(level);
+  const KeySwitchFootprint fp = ks.planner().footprint(level);
   nlohmann::json points = nlohmann::json::array();
   for (u32 b = 1; b <= o.max_batch; ++b) {
     const std::span<const ConstPolyRef> db(d.data(), b);
@@ -175,7 +175,7 @@ nlohmann::json batching_sweep(const AblationOptions& o) {
           {"l2_bytes", be.l2_bytes()},
           {"footprint_per_keyswitch_bytes", fp.per_switch()},
           {"footprint_bytes", {{"mod_up", fp.mod_up}, {"mod_down", fp.mod_down}}},
-          {"planner_batch", ks.batch_size(o.max_batch, fp.per_switch())},
+          {"planner_batch", ks.planner().batch_size(o.max_batch, fp.per_switch())},
           {"points", points}};
 }
 

@@ -12,6 +12,7 @@
 #include "bench_case.h"
 #include "host_info.h"
 #include "model_bench.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "timing.h"
 
@@ -212,8 +213,11 @@ int run(const Options& o) {
   RingParams ring;
   ring.log_n = log2_exact(o.n);
   ring.primes = find_ntt_primes(ring.log_n, 30, max_l + o.alpha);
+  // THEO_PDL / THEO_NTT_* apply here as they do to a Context's backend (before / after runs).
   std::unique_ptr<Backend> backend =
-      o.backend == "cuda" ? make_cuda_backend(ring) : make_cpu_backend(ring, o.threads);
+      o.backend == "cuda"
+          ? make_cuda_backend(ring, KernelTuningOverrides::from(Environment::read()))
+          : make_cpu_backend(ring, o.threads);
 
   nlohmann::json header = {{"record", "header"},
                            {"git_commit", git_commit()},

@@ -52,7 +52,7 @@ struct ModelEnv {
   Ceilings ceil;
 };
 
-// Clears the recorder and runs `f` `passes` times under TrafficScope `scope` with recording and
+// Clears the recorder and runs `f` `passes` times under OpScope `scope` with recording and
 // per-op profiling on; the recorder is off again afterwards. Divide its sums by `passes`.
 void profile_passes(ModelEnv& env, const std::string& scope, unsigned passes,
                     const std::function<void()>& f);

@@ -91,7 +91,7 @@ nlohmann::json run_bootstrap(ModelEnv& env, const ModelOptions& o) {
   // Profiled: the same stages, each in its scope under "Boot".
   profile_passes(env, "Boot", o.passes, [&] {
     stages([](int i, const std::function<void()>& f) {
-      const TrafficScope scope(kPhases[i]);
+      const OpScope scope(kPhases[i]);
       f();
     });
   });

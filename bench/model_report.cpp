@@ -51,7 +51,7 @@ void profile_passes(ModelEnv& env, const std::string& scope, unsigned passes,
   env.rec->set_profiling(true);
   env.rec->set_enabled(true);
   for (unsigned p = 0; p < passes; ++p) {
-    const TrafficScope s(scope);
+    const OpScope s(scope);
     f();
   }
   be.synchronize();

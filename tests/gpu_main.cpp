@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "theo/backend/factory.h"
 #include "theo/ring/backend.h"
 
 int main(int argc, char** argv) {

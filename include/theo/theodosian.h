@@ -11,7 +11,6 @@
 #include "theo/ckks/key_generator.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/ckks/keys.h"
-#include "theo/ckks/optimizations.h"
 #include "theo/ckks/serialization.h"
 #include "theo/errors.h"
 #include "theo/math/parameter_grid.h"
@@ -19,3 +18,4 @@
 #include "theo/math/prime_system.h"
 #include "theo/math/prng.h"
 #include "theo/math/security.h"
+#include "theo/plan/optimizations.h"

@@ -2,6 +2,7 @@
 // layer (polynomials, linear transforms, bootstrapping) is bound in circuits_bindings.cpp.
 
 #include "bindings.h"
+#include "theo/backend/factory.h"
 
 using namespace theopy;
 

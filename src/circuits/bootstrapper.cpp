@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "circuits/bootstrapper_impl.h"
-#include "ckks/fusion.h"
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -278,7 +277,7 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct_in, const BootstrappingK
   // the NTT domain.
   const std::vector<u32>& hat_inv = m.raise_plan->table().src_hat_inv;
   std::vector<RnsPoly> raised;
-  if (detail::fusion_enabled(c)) {
+  if (c.policy().fusion()) {
     // Both polys in one INTT (out of place from s0, s1) and one NTT (out of place from the
     // converted limbs straight into their runs of the raised polys): no copy before a transform.
     std::vector<RnsPoly> coeffs, rests;
@@ -378,13 +377,14 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   // (EvalMod::evaluate_batch: each key switch and rescale one set of launches over both, the
   // relinearization key read once). On the H200 the two streams win in a graph (16.5 against
   // 17.2 ms for bootparam_40; bench/NOTES.md). Same words either way.
-  if (ctx_->options().optimizations.pipelining && !be.forked()) {
+  const WorkLanes lanes = plan_work_lanes(ctx_->policy(), 2, be.forked());
+  if (lanes == WorkLanes::kTwoStreams) {
     ForkScope fork(be);
     mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
     be.end_fork();
     mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
     fork.join();
-  } else if (ctx_->options().optimizations.multi_poly_caching) {
+  } else if (lanes == WorkLanes::kLockstep) {
     const Ciphertext* const both[] = {&parts.re, &parts.im};
     std::vector<Ciphertext> r = m.mod->evaluate_batch(pe, m.ev, keys.relin, both, m.gain);
     mre = std::move(r[0]);

@@ -371,7 +371,8 @@ ExtendedCiphertext LinearTransform::evaluate_double_hoisted(const Evaluator& ev,
   }
   std::vector<ExtendedCiphertext> rotated;
   Backend& be = ev.context()->backend();
-  if (ev.context()->options().optimizations.pipelining && !be.forked() && to_rotate.size() >= 2) {
+  if (plan_work_lanes(ev.context()->policy(), to_rotate.size(), be.forked()) ==
+      WorkLanes::kTwoStreams) {
     // Two lanes (Theodosian §IV-B): the second half of the giants on the backend's second
     // stream, the first half on the first, so one lane's ModDown / ModUp kernels (L2-bound)
     // overlap the other's KeyMult (DRAM-bound on the rotation keys) and their small launches

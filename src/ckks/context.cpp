@@ -13,18 +13,6 @@ namespace {
 
 std::atomic<u64> g_next_context_id{1};
 
-std::unique_ptr<Backend> make_backend(const RingParams& ring, const ContextOptions& options) {
-  switch (options.backend) {
-    case BackendChoice::kCpu:
-      return make_cpu_backend(ring, options.threads);
-    case BackendChoice::kCuda:
-      return make_cuda_backend(ring);
-    case BackendChoice::kAuto:
-      break;
-  }
-  return make_default_backend(ring);
-}
-
 }  // namespace
 
 std::shared_ptr<const Context> Context::create(const ParameterSet& params,
@@ -33,7 +21,14 @@ std::shared_ptr<const Context> Context::create(const ParameterSet& params,
 }
 
 Context::Context(const ParameterSet& params, const ContextOptions& options)
-    : id_(g_next_context_id.fetch_add(1)), params_(params), options_(options) {
+    : id_(g_next_context_id.fetch_add(1)),
+      params_(params),
+      options_(options),
+      policy_(ExecutionPolicy::make({.backend = options.backend,
+                                     .threads = options.threads,
+                                     .graphs = options.graphs,
+                                     .optimizations = options.optimizations},
+                                    Environment::read())) {
   validate(params_);
   if (params_.word_bits() == 64) {
     throw ParameterError("parameter set '" + params_.name +
@@ -63,9 +58,9 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
   for (const u64 p : params_.auxiliary_primes)
     ring_.primes.push_back(static_cast<u32>(p));
 
-  backend_ = make_backend(ring_, options_);
+  backend_ = make_backend(ring_, policy_.backend());
   if (options_.traffic) backend_ = make_recording_backend(std::move(backend_), options_.traffic);
-  backend_->set_bconv_refined(options_.optimizations.bconv_refined);  // before the tables' plans
+  backend_->set_bconv_refined(policy_.bconv_refined());  // before the tables' plans
   build_levels();
 }
 

@@ -2,7 +2,7 @@
 
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
-#include "theo/ckks/key_switcher.h"
+#include "theo/ckks/key_switch_stages.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -95,7 +95,7 @@ Ciphertext Encryptor::encrypt_impl(const RnsPoly* message, u32 level, long doubl
     polys.push_back(be.make_poly(lv.q_basis));
     const PolyRef in[] = {c0.ref(), c1.ref()};
     const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
-    KeySwitcher(ctx_).mod_down(in, out, level);
+    KeySwitchStages(*ctx_).mod_down(in, out, level);
   }
   if (message != nullptr) be.add(polys[0].cref(), message->cref(), polys[0].ref());
   Ciphertext ct(ctx_->id(), level, scale, slots, std::move(polys));

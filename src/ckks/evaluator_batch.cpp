@@ -131,14 +131,13 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
   std::vector<Ciphertext> out(t.size());
   for (const auto& [level, idx] : by_level(levels_of(t))) {
     const LevelData& lv = ctx.level(level);
-    const std::size_t b_size =
-        batch != 0 ? batch : ks.batch_size(idx.size(), ks.footprint(level).per_switch());
+    const std::size_t b_size = ks.planner().plan(level, idx.size(), batch).batch;
     for (std::size_t start = 0; start < idx.size(); start += b_size) {
       const std::size_t count = std::min(b_size, idx.size() - start);
       std::vector<ConstPolyRef> d2;
       for (std::size_t j = 0; j < count; ++j)
         d2.push_back(t[idx[start + j]].poly(2).cref());
-      const std::vector<ModUpDigits> ups = ks.mod_up_scheduled(d2, level);
+      const std::vector<ModUpDigits> ups = ks.mod_up(d2, level);
       // As multiply_relin_rescale: KeyMult, then d0 / d1 join the extended pair as P * d_i, then
       // one ModDown merged with the rescale over all polys of the batch.
       std::vector<RnsPoly> ext;
@@ -152,7 +151,7 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
         for (const RnsPoly& p : ups[j].digits)
           digits[j].push_back(p.cref());
       }
-      ks.key_mult_shared_key(digits, level, rlk.key(), out0, out1);
+      ks.stages().key_mult_shared_key(digits, level, rlk.key(), out0, out1);
       for (std::size_t j = 0; j < count; ++j) {
         const Ciphertext& tj = t[idx[start + j]];
         for (int i = 0; i < 2; ++i) {
@@ -336,7 +335,7 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
   const u32 limbs = lv.limbs;
   const KeySwitcher& ks = ev.key_switcher();
   Backend& be = ctx.backend();
-  const std::size_t b = ks.batch_size(in.size(), ks.footprint(level).per_switch());
+  const std::size_t b = ks.planner().plan(level, in.size()).batch;
   for (std::size_t start = 0; start < in.size(); start += b) {
     const std::size_t count = std::min(b, in.size() - start);
     // Evaluator::mod_down of every input of the batch in one stage-3 pass.
@@ -350,7 +349,7 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
         down_refs.push_back(down.back().ref());
       }
     }
-    ks.mod_down_scheduled(ext_refs, down_refs, level);
+    ks.mod_down(ext_refs, down_refs, level);
     // Evaluator::rotate_hoisted_extended of each result by its one shift; their ModUps together.
     std::vector<RnsPoly> c0p;
     std::vector<ConstPolyRef> to_raise;
@@ -359,7 +358,7 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
       be.mul_scalar(down[2 * j].cref(), lv.p_mod_q, c0p.back().ref());
       if (elements[start + j] != 1) to_raise.push_back(down[2 * j + 1].cref());
     }
-    const std::vector<ModUpDigits> ups = ks.mod_up_scheduled(to_raise, level);
+    const std::vector<ModUpDigits> ups = ks.mod_up(to_raise, level);
     std::size_t raised = 0;
     for (std::size_t j = 0; j < count; ++j) {
       const ExtendedCiphertext& src = in[start + j];
@@ -380,7 +379,8 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
         std::vector<ConstPolyRef> digits;
         for (const RnsPoly& d : up.digits)
           digits.push_back(d.cref());
-        ks.key_mult_into(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(), g, c0p[j].cref());
+        ks.stages().key_mult(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(),
+                             KeyMultPart::kAll, g, c0p[j].cref());
       }
       out.push_back(std::move(e));
     }

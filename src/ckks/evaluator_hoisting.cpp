@@ -4,7 +4,6 @@
 
 #include "ckks/checks.h"
 #include "ckks/evaluator_internal.h"
-#include "ckks/fusion.h"
 #include "ckks/rescaler.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/errors.h"
@@ -44,7 +43,7 @@ std::vector<ExtendedPlaintext> Evaluator::extend(std::span<const Plaintext* cons
   for (const Plaintext* p : pts) {
     ExtendedPlaintext e{ctx_->id(), level, p->scale(), be.make_poly(lv.pq_basis)};
     const PolyRef c[] = {coeff.ref()};
-    if (detail::fusion_enabled(*ctx_)) {
+    if (ctx_->policy().fusion()) {
       // Out of place from the plaintext, which the INTT's read also copies into the Q_l part.
       const ConstPolyRef src[] = {p->poly().cref()};
       const PolyRef q_part[] = {e.poly.slice(0, lv.limbs)};
@@ -91,7 +90,7 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
   ModUpDigits up;
   std::vector<ConstPolyRef> digits;
   if (any_rotation) {
-    up = switcher_.mod_up_scheduled(a.poly(1).cref(), level);
+    up = switcher_.mod_up(a.poly(1).cref(), level);
     for (const RnsPoly& d : up.digits)
       digits.push_back(d.cref());
   }
@@ -122,7 +121,7 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
     out.push_back(std::move(e));
   }
   if (!rot_gs.empty())
-    switcher_.key_mult_rotations(digits, level, rot_keys, rot_gs, rot0, rot1, c0p.cref());
+    switcher_.stages().key_mult_rotations(digits, level, rot_keys, rot_gs, rot0, rot1, c0p.cref());
   return out;
 }
 
@@ -180,7 +179,7 @@ std::vector<ExtendedCiphertext> Evaluator::multiply_plain_sums(
     }
   }
   std::vector<ExtendedCiphertext> out;
-  if (!ctx_->options().optimizations.multi_poly_caching || !distinct || terms.size() < 2) {
+  if (!ctx_->policy().multi_poly_caching() || !distinct || terms.size() < 2) {
     for (std::size_t g = 0; g < terms.size(); ++g)
       out.push_back(multiply_plain_sum(c[g], p[g]));
     return out;
@@ -257,7 +256,7 @@ Ciphertext Evaluator::mod_down(ExtendedCiphertext&& a) const {
   polys.push_back(be.make_poly(lv.q_basis));
   const PolyRef in[] = {a.c0.ref(), a.c1.ref()};
   const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
-  switcher_.mod_down_scheduled(in, out, a.level);
+  switcher_.mod_down(in, out, a.level);
   Ciphertext ct(ctx_->id(), a.level, a.scale, a.slots, std::move(polys));
   a = ExtendedCiphertext{};
   return ct;

@@ -65,7 +65,7 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_element,
   const ConstPolyRef d[] = {c1.cref()};
   const SwitchingKey* const k[] = {&key};
   const PolyRef out0[] = {polys[0].ref()}, out1[] = {polys[1].ref()};
-  switcher_.switch_keys(d, k, a.level(), out0, out1);  // as scheduled by the optimizations
+  switcher_.switch_keys(d, k, a.level(), out0, out1);  // as planned
   const ConstPolyRef c0_in[] = {a.poly(0).cref()};
   const u32 ks[] = {galois_element};
   be.automorphism_sum(c0_in, ks, polys[0].ref(), /*accumulate=*/true);
@@ -104,7 +104,7 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
   // phi_g commutes with ModUp (BConv is coefficient-wise and odd), so the digits of c1 are
   // computed once and permuted per rotation; the rotations' key switches then run in L2-sized
   // batches (KeySwitcher::switch_keys_hoisted).
-  const ModUpDigits up = switcher_.mod_up_scheduled(a.poly(1).cref(), a.level());
+  const ModUpDigits up = switcher_.mod_up(a.poly(1).cref(), a.level());
   std::vector<u32> switched;
   std::vector<const SwitchingKey*> switch_keys;
   std::vector<std::vector<RnsPoly>> polys;

@@ -3,28 +3,15 @@
 
 #include "theo/ckks/graph.h"
 
-#include <cstdlib>
 #include <string>
-#include <string_view>
 
 #include "theo/errors.h"
 
 namespace theo {
 
-namespace {
-
-// THEO_GRAPHS=0 turns capture off process-wide (ablation runs of unmodified programs).
-bool graphs_enabled(const ContextOptions& options) {
-  if (!options.graphs || !options.optimizations.graphs) return false;
-  const char* env = std::getenv("THEO_GRAPHS");
-  return env == nullptr || std::string_view(env) != "0";
-}
-
-}  // namespace
-
 Graph Context::capture(std::function<void()> fn) const {
   if (!fn) throw ParameterError("Context::capture: the function is empty");
-  if (!graphs_enabled(options_)) return Graph(shared_from_this(), nullptr, std::move(fn));
+  if (!policy_.graphs()) return Graph(shared_from_this(), nullptr, std::move(fn));
   Backend& be = backend();
   be.begin_capture();
   try {

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "theo/ckks/context.h"
-#include "theo/ckks/key_switcher.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -49,14 +48,9 @@ void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis&
   }
 }
 
-// The chunk plans of output-chunked key switching (DigitPlan::to_digit / to_p), at a level whose
-// single-input ModUp working set exceeds the cache the planner fills: the only levels where
-// KeySwitcher::output_chunked() picks that dataflow.
-void build_chunk_plans(Backend& be, LevelData& lv, u32 alpha, const Basis& p_basis,
-                       std::size_t cache_bytes, u32 n) {
-  const std::size_t beta = lv.digits.size();
-  const std::size_t mod_up = key_switch_footprint(lv.limbs, alpha, beta, n).mod_up;
-  if (beta < 2 || cache_bytes == 0 || mod_up <= cache_bytes) return;
+// The chunk plans of output-chunked key switching (DigitPlan::to_digit / to_p), at the levels
+// where the planner runs a lone key switch as DPOC (KeySwitchPlanner::output_chunked).
+void build_chunk_plans(Backend& be, LevelData& lv, const Basis& p_basis) {
   for (DigitPlan& d : lv.digits) {
     const Basis src = lv.q_basis.slice(d.start, d.count);
     for (const DigitPlan& c : lv.digits) {
@@ -170,11 +164,6 @@ void Context::build_levels() {
     lv.crt = std::make_shared<const CrtReconstructor>(std::span<const u32>(level_primes));
     build_digits(*backend_, lv, q_max, alpha_, p_basis);
     build_mod_down(*backend_, ring_.primes, lv, p_basis);
-    const Optimizations& opt = options_.optimizations;
-    if (opt.output_chunking && opt.multi_poly_caching) {
-      const std::size_t cache = opt.cache_bytes != 0 ? opt.cache_bytes : backend_->l2_bytes();
-      build_chunk_plans(*backend_, lv, alpha_, p_basis, cache, ring_.n());
-    }
     for (const DigitPlan& d : lv.digits)
       lv.mod_up_intt_consts.insert(lv.mod_up_intt_consts.end(), d.intt_post_consts.begin(),
                                    d.intt_post_consts.end());
@@ -191,6 +180,13 @@ void Context::build_levels() {
       lv.scale = std::sqrt(levels_[l - 1].scale * lv.rescale_ratio);
     }
   }
+  std::vector<LevelShape> shapes;
+  for (const LevelData& lv : levels_)
+    shapes.push_back({lv.limbs, static_cast<u32>(lv.digits.size())});
+  planner_ = std::make_unique<const KeySwitchPlanner>(policy_, backend_->l2_bytes(), ring_.n(),
+                                                      alpha_, std::move(shapes));
+  for (u32 l = 0; l < levels_.size(); ++l)
+    if (planner_->output_chunked(l)) build_chunk_plans(*backend_, levels_[l], p_basis);
 }
 
 }  // namespace theo

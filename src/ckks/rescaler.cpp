@@ -3,9 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "ckks/bconv_jobs.h"
+#include "ckks/batched_ops.h"
 #include "ckks/checks.h"
-#include "ckks/fusion.h"
 #include "theo/errors.h"
 
 namespace theo::detail {
@@ -69,7 +68,7 @@ std::vector<RnsPoly> convert_and_finish(const Context& ctx, const RescalePlan& r
     out_refs.push_back(out.back().ref());
   }
   bconv_matmul_jobs(ctx, jobs);
-  if (rs.stay_count > 0 && fusion_enabled(ctx)) {
+  if (rs.stay_count > 0 && ctx.policy().fusion()) {
     be.ntt_sub_mul_scalar(out_refs, ntt_consts, stay_src, rs.stay_dst, stay_consts);
     return out;
   }
@@ -120,7 +119,7 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
   std::vector<RnsPoly> leaving;
   for (std::size_t i = 0; i < polys.size(); ++i)
     leaving.push_back(be.make_poly(rs.leaving_basis));
-  if (fusion_enabled(ctx)) {
+  if (ctx.policy().fusion()) {
     // The INTT gathers the leaving limbs itself (out of place from their pieces of x).
     const LeavingPieces pieces = leaving_pieces(rs, polys, leaving, intt_consts);
     be.intt(pieces.dst, pieces.consts, pieces.src);
@@ -172,7 +171,7 @@ std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const 
     for (std::size_t i = 0; i < ext.size(); ++i)
       gathered.push_back(be.make_poly(rs.leaving_basis));
     const std::vector<ConstPolyRef> in(ext.begin(), ext.end());
-    if (fusion_enabled(ctx)) {
+    if (ctx.policy().fusion()) {
       const LeavingPieces pieces = leaving_pieces(rs, in, gathered, rs.intt_post_consts);
       be.intt(pieces.dst, pieces.consts, pieces.src);
     } else {

@@ -7,10 +7,9 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/encoder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/key_generator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encryptor.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/key_switcher.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/key_switch_batch.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/key_switch_pipeline.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/key_switch_chunked.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/keyswitch/stages.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/keyswitch/dataflows.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/keyswitch/key_switcher.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp

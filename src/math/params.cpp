@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 
+#include "theo/common/environment.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
 
@@ -403,14 +404,15 @@ std::string to_json(const ParameterSet& p) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Presets: $THEO_PRESET_DIR (environment) first, then the texts embedded at build time, then the
-// source tree's presets/ folder (compile-time THEO_PRESET_DIR) for files added since the build.
+// Presets: $THEO_PRESET_DIR (Environment::preset_dir, read at each lookup) first, then the texts
+// embedded at build time, then the source tree's presets/ folder (compile-time THEO_PRESET_DIR) for
+// files added since the build.
 
 namespace {
 
 std::vector<std::filesystem::path> preset_dirs(bool env_only) {
   std::vector<std::filesystem::path> dirs;
-  if (const char* e = std::getenv("THEO_PRESET_DIR"); e && *e) dirs.emplace_back(e);
+  if (const std::string dir = Environment::read().preset_dir; !dir.empty()) dirs.emplace_back(dir);
   if (env_only) return dirs;
 #ifdef THEO_PRESET_DIR
   dirs.emplace_back(THEO_PRESET_DIR);

@@ -1,6 +1,5 @@
 #include "theo/ring/backend.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -83,16 +82,6 @@ void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const Con
     }
     key_mult(dg, bg, ag, out0[g], out1[g]);
   }
-}
-
-std::unique_ptr<Backend> make_default_backend(const RingParams& ring) {
-  const char* env = std::getenv("THEO_BACKEND");
-  const std::string choice = env ? env : "";
-  if (choice == "cpu") return make_cpu_backend(ring);
-  if (choice == "cuda") return make_cuda_backend(ring);
-  if (!choice.empty())
-    throw ParameterError("THEO_BACKEND = '" + choice + "': expected 'cpu' or 'cuda'");
-  return cuda_available() ? make_cuda_backend(ring) : make_cpu_backend(ring);
 }
 
 }  // namespace theo

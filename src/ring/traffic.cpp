@@ -1,12 +1,10 @@
-// TrafficRecorder, TrafficTotals and the thread-local TrafficScope path.
+// TrafficRecorder and TrafficTotals.
 
 #include "theo/ring/traffic.h"
 
 namespace theo {
 
 namespace {
-
-thread_local std::string t_scope;
 
 // True when `scope` is `prefix` or nested inside it.
 bool within(std::string_view scope, std::string_view prefix) {
@@ -51,44 +49,30 @@ TrafficTotals TrafficTotals::per_pass(double passes) const {
   return t;
 }
 
-// ---- TrafficScope -------------------------------------------------------------------------------
-
-void TrafficScope::push(std::string_view name) {
-  restore_size_ = t_scope.size();
-  if (!t_scope.empty()) t_scope += '/';
-  t_scope += name;
-  pushed_ = true;
-}
-
-void TrafficScope::pop() {
-  t_scope.resize(restore_size_);
-}
-
-const std::string& current_traffic_scope() {
-  return t_scope;
-}
-
 // ---- TrafficRecorder ----------------------------------------------------------------------------
 
 TrafficRecorder::TrafficRecorder(TrafficRecorderOptions options)
     : options_(options), profile_(options.profile) {
-  traffic_detail::g_enabled_recorders.fetch_add(1, std::memory_order_relaxed);
+  register_op_scope_observer();
 }
 
 TrafficRecorder::~TrafficRecorder() {
-  if (enabled()) traffic_detail::g_enabled_recorders.fetch_sub(1, std::memory_order_relaxed);
+  if (enabled()) unregister_op_scope_observer();
 }
 
 void TrafficRecorder::set_enabled(bool on) {
   std::lock_guard lock(mu_);
   if (enabled() == on) return;
   enabled_.store(on, std::memory_order_relaxed);
-  traffic_detail::g_enabled_recorders.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
+  if (on)
+    register_op_scope_observer();
+  else
+    unregister_op_scope_observer();
 }
 
 void TrafficRecorder::record(std::string_view op, const TrafficCost& cost, double time_us,
                              std::string_view scope_suffix) {
-  std::string scope = t_scope;
+  std::string scope = current_op_scope();
   if (!scope_suffix.empty()) {
     if (!scope.empty()) scope += '/';
     scope += scope_suffix;

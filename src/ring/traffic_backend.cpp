@@ -327,7 +327,7 @@ class RecordingBackend final : public Backend {
   void begin_capture() override {
     inner_->begin_capture();
     captured_.clear();
-    capture_base_ = current_traffic_scope();
+    capture_base_ = current_op_scope();
     capturing_ = true;
   }
   std::unique_ptr<CapturedWork> end_capture() override {
@@ -370,7 +370,7 @@ class RecordingBackend final : public Backend {
     if (capturing_) {
       op();
       captured_.push_back(
-          CapturedOp{relative_scope(current_traffic_scope(), capture_base_), name, cost()});
+          CapturedOp{relative_scope(current_op_scope(), capture_base_), name, cost()});
       return;
     }
     if (!rec_->enabled()) {

@@ -10,7 +10,7 @@
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
-#include "theo/ring/traffic.h"
+#include "theo/ring/op_scope.h"
 
 namespace theo {
 
@@ -382,10 +382,10 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
     now = t1;
   };
 
-  const TrafficScope helr_scope("HELR");
+  const OpScope helr_scope("HELR");
   // Bootstrapping and split, where the plan put them.
   if (plan_.steps[t].bootstrap_before) {
-    const TrafficScope scope("Bootstrap");
+    const OpScope scope("Bootstrap");
     if (s.packed.empty())
       throw LevelError("Helr::iterate: the state was not packed for bootstrapping");
     Ciphertext x = std::move(s.packed);
@@ -410,7 +410,7 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
   }
   u32 switches = 0;
   // One scope per phase (each closed before the next opens, as the scope stack needs).
-  auto phase = std::make_unique<TrafficScope>("InnerProduct");
+  auto phase = std::make_unique<OpScope>("InnerProduct");
   // (a) inner products: Re(z'_c . q), merged, scaled onto [-1, 1] by the mask.
   std::vector<const Ciphertext*> a_ptr, q_ptr;
   for (const Ciphertext& c : b.rows) {
@@ -430,7 +430,7 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
 
   // Sigmoid at the sample slots, replicated over each sample's block.
   phase.reset();
-  phase = std::make_unique<TrafficScope>("Sigmoid");
+  phase = std::make_unique<OpScope>("Sigmoid");
   Ciphertext sig = m.sigmoid[t]->evaluate(ev, rlk, ip);
   sig = rotate_sum(ev, sig, -1, width_, gk, cfg_.reduction_radix);
   switches +=
@@ -440,7 +440,7 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
 
   // (c) gradient gamma g, replicated with period F/2 (the weights' layout).
   phase.reset();
-  phase = std::make_unique<TrafficScope>("Gradient");
+  phase = std::make_unique<OpScope>("Gradient");
   std::vector<const Ciphertext*> z_ptr, s_ptr;
   for (const Ciphertext& c : b.columns) {
     z_ptr.push_back(&c);
@@ -460,7 +460,7 @@ void Helr::iterate(State& s, const Batch& b, HelrPhaseTimes* times) const {
   if (times) times->gradient_limbs = ctx_->level(L - 3 - dsig).limbs;
 
   phase.reset();
-  phase = std::make_unique<TrafficScope>("Update");
+  phase = std::make_unique<OpScope>("Update");
   // Update: w+ = kappa q + gamma g, q+ = kappa q + rho w + gamma g (or packed [w+ | q+] x scale).
   const double sc = boot_next ? cfg_.bootstrap_scale : 1.0;
   Ciphertext kq = ev.rescale(ev.multiply_const(s.q, m.kappa(t) * sc));

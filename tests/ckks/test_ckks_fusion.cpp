@@ -105,7 +105,7 @@ Hashes run_mechanisms(const ParameterSet& params, bool fusion) {
   const std::vector<ModUpDigits> ups = ks.mod_up(inputs, top);
   h["mod_up 0"] = hash_polys(*ctx, ups[0].digits);
   h["mod_up 1"] = hash_polys(*ctx, ups[1].digits);
-  ExtendedPair pair = ks.key_mult(ups[1], rlk.key());
+  ExtendedPair pair = ks.stages().key_mult(ups[1], rlk.key());
   const u32 limbs = ctx->level(top).limbs;
   const PolyRef in[] = {pair.c0.ref(), pair.c1.ref()};
   const PolyRef out[] = {pair.c0.slice(0, limbs), pair.c1.slice(0, limbs)};
@@ -152,7 +152,7 @@ TEST(CkksFusion, SwitchChangesTheOpSequence) {
     const Ciphertext a = encryptor.encrypt(enc.encode(fixed_slots(8, 0.5), 4));
     rec->clear();
     {
-      const TrafficScope scope("ops");
+      const OpScope scope("ops");
       const Ciphertext m = ev.multiply(a, a, rlk);
       const Ciphertext r = ev.rescale(m);
     }

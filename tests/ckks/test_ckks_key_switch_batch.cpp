@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ckks/ckks_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/circuits/circuits.h"
 #include "theo/ring/traffic.h"
 
@@ -150,6 +151,7 @@ TEST(KeySwitchBatch, EverySwitchCombinationGivesTheSameWords) {
   const ContextPtr probe = context_with(p, Optimizations::all());
   const std::size_t two = 2 * Evaluator(probe)
                                   .key_switcher()
+                                  .planner()
                                   .footprint(probe->default_encryption_level())
                                   .per_switch() +
                           1;
@@ -212,7 +214,7 @@ TEST(KeySwitchBatch, BatchedOpsMatchTheSingleOps) {
 TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   Fixture f(generated_params(12, 5), Optimizations::all());
   const Context& ctx = *f.ctx;
-  const KeySwitcher& ks = f.ev.key_switcher();
+  const KeySwitchPlanner& ks = f.ev.key_switcher().planner();
   const LevelData& lv = ctx.level(f.top);
   const std::size_t limb = std::size_t{ctx.n()} * 4;
   const std::size_t l = lv.limbs, alpha = ctx.alpha(), beta = lv.digits.size();
@@ -228,7 +230,7 @@ TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   EXPECT_EQ(ks.batch_size(0, fp.per_switch()), 1u);
 
   Fixture g(generated_params(12, 5), with(true, true, true, 3 * fp.per_switch() + 5));
-  const KeySwitcher& gs = g.ev.key_switcher();
+  const KeySwitchPlanner& gs = g.ev.key_switcher().planner();
   EXPECT_EQ(gs.cache_bytes(), 3 * fp.per_switch() + 5);
   EXPECT_EQ(gs.batch_size(16, fp.per_switch()), 3u);
   EXPECT_EQ(gs.batch_size(2, fp.per_switch()), 2u);
@@ -236,7 +238,7 @@ TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   EXPECT_EQ(gs.batch_size(16, 10 * fp.per_switch()), 1u);              // never below 1
 
   Fixture off(generated_params(12, 5), with(true, false, true, 1u << 30));
-  EXPECT_EQ(off.ev.key_switcher().batch_size(16, fp.per_switch()), 1u);
+  EXPECT_EQ(off.ev.key_switcher().planner().batch_size(16, fp.per_switch()), 1u);
 }
 
 TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
@@ -246,12 +248,12 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
   const std::size_t limb = std::size_t{ctx.n()} * 4;
   const std::size_t l = lv.limbs, alpha = ctx.alpha(), beta = lv.digits.size();
   ASSERT_GE(beta, 3u) << "the test needs a level with three digits or more";
-  const KeySwitcher& ks = f.ev.key_switcher();
+  const KeySwitchPlanner& ks = f.ev.key_switcher().planner();
   EXPECT_EQ(ks.mod_up_digit_groups(f.top, 1), 1u);  // no cache on the CPU: one group
   const std::size_t fp = ks.footprint(f.top).mod_up;
   const auto groups = [&](std::size_t cache, std::size_t inputs) {
     Fixture g(generated_params(12, 5), with(true, true, true, cache));
-    return g.ev.key_switcher().mod_up_digit_groups(g.top, inputs);
+    return g.ev.key_switcher().planner().mod_up_digit_groups(g.top, inputs);
   };
   EXPECT_EQ(groups(fp, 1), 1u);      // the whole stage fits
   EXPECT_EQ(groups(1, 1), beta);     // nothing fits: one digit at a time
@@ -261,11 +263,12 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
   EXPECT_EQ(groups(fp, 2), groups(fp / 2, 1));  // two inputs need twice the room
   EXPECT_EQ(Fixture(generated_params(12, 5), with(true, false, true, 1))
                 .ev.key_switcher()
+                .planner()
                 .mod_up_digit_groups(f.top, 1),
             1u);  // without multi-poly caching mod_up is not scheduled by the cache
 }
 
-// Output chunking (KeySwitcher::switch_key_chunked) exactly where the ModUp working set exceeds
+// Output chunking (the DPOC dataflow) exactly where the ModUp working set exceeds
 // the cache, and the words of the output-bulk order at every level, with and without pipelining.
 TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   const ParameterSet p = generated_params(12, 5);
@@ -276,8 +279,9 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   serial_opt.pipelining = false;
   Fixture on(p, on_opt), serial(p, serial_opt);
   const Context& ctx = *on.ctx;
-  const KeySwitcher& ks = on.ev.key_switcher();
-  EXPECT_FALSE(bulk.ev.key_switcher().output_chunked(bulk.top));  // the switch is off there
+  const KeySwitcher& switcher = on.ev.key_switcher();
+  const KeySwitchPlanner& ks = switcher.planner();
+  EXPECT_FALSE(bulk.ev.key_switcher().planner().output_chunked(bulk.top));  // the switch is off
   u32 chunked_levels = 0;
   for (u32 level = 0; level <= on.top; ++level) {
     const LevelData& lv = ctx.level(level);
@@ -285,8 +289,12 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
     EXPECT_EQ(ks.output_chunked(level), lv.digits.size() > 1) << "level " << level;
     if (!ks.output_chunked(level)) {
       RnsPoly o0 = ctx.backend().make_poly(lv.q_basis), o1 = ctx.backend().make_poly(lv.q_basis);
-      EXPECT_THROW(ks.switch_key_chunked(o0.cref(), level, on.rlk.key(), o0.ref(), o1.ref()),
-                   ParameterError);
+      KeySwitchPlan chunked;
+      chunked.dataflow = Dataflow::kDPOC;
+      const ConstPolyRef in[] = {o0.cref()};
+      const SwitchingKey* keys[] = {&on.rlk.key()};
+      const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
+      EXPECT_THROW(switcher.switch_keys(in, keys, level, out0, out1, chunked), ParameterError);
       continue;
     }
     ++chunked_levels;
@@ -317,7 +325,7 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   // A cache that holds the top level's ModUp: not chunked there.
   Optimizations roomy = on_opt;
   roomy.cache_bytes = ks.footprint(on.top).mod_up;
-  EXPECT_FALSE(Fixture(p, roomy).ev.key_switcher().output_chunked(on.top));
+  EXPECT_FALSE(Fixture(p, roomy).ev.key_switcher().planner().output_chunked(on.top));
 }
 
 TEST(KeySwitchBatch, ForkProtocolIsChecked) {
@@ -387,7 +395,7 @@ TEST(KeySwitchBatch, RejectsBadArguments) {
   const PolyRef outs[] = {o.ref()};
   EXPECT_THROW(ks.switch_keys(d, keys, f.top, outs, outs), ParameterError);
   EXPECT_THROW(ks.switch_keys(d, null_key, f.top, outs, outs), ParameterError);
-  const ModUpDigits up = ks.mod_up_scheduled(d[0], f.top);
+  const ModUpDigits up = ks.mod_up(d[0], f.top);
   const u32 identity[] = {1};
   const SwitchingKey* one_key[] = {&f.rlk.key()};
   EXPECT_THROW(ks.switch_keys_hoisted(up, identity, one_key, outs, outs), ParameterError);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/backend.h"

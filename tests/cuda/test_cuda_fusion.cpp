@@ -14,6 +14,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "ckks/ckks_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/circuits/circuits.h"
 #include "theo/math/primes.h"
 

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "theo/backend/factory.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"

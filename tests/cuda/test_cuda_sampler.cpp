@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ckks/ckks_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/backend.h"
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "math/uniform_expand.h"
+#include "theo/backend/factory.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
 #include "theo/ring/backend.h"

@@ -2,6 +2,7 @@
 // mul_monomial) against their coefficient-domain definitions.
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

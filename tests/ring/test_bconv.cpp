@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

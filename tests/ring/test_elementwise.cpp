@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

@@ -12,6 +12,7 @@
 #include "backend/capture_arena.h"
 #include "backend/fork_state.h"
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/errors.h"
 
 namespace theo::test {

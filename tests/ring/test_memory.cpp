@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

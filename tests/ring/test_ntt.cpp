@@ -1,6 +1,7 @@
 // Forward/inverse NTT of the CPU backend against the definition in ring/backend.h.
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

@@ -4,6 +4,7 @@
 // argument errors both backends share (checks::transform_args, sub_mul_epilogue_args).
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/ring/shape_checks.h"
 
 namespace theo::test {

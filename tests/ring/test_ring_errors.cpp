@@ -1,6 +1,7 @@
 // Mismatched shapes and bad arguments throw ParameterError naming the op.
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 
 namespace theo::test {
 namespace {

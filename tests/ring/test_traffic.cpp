@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "ring/ring_test_util.h"
+#include "theo/backend/factory.h"
 #include "theo/ring/traffic.h"
 #include "theo/theodosian.h"
 
@@ -176,22 +177,22 @@ TEST_F(TrafficTest, ScopesNestAndSum) {
   RnsPoly x = wrapped_->make_poly(Basis::range(0, 2));
   rec_->clear();
   {
-    const TrafficScope a("A");
+    const OpScope a("A");
     wrapped_->fill_zero(x.ref());
     {
-      const TrafficScope b("B");
-      EXPECT_EQ(current_traffic_scope(), "A/B");
+      const OpScope b("B");
+      EXPECT_EQ(current_op_scope(), "A/B");
       wrapped_->fill_zero(x.ref());
       wrapped_->fill_zero(x.ref());
     }
-    EXPECT_EQ(current_traffic_scope(), "A");
+    EXPECT_EQ(current_op_scope(), "A");
   }
   {
-    const TrafficScope ab("AB");
+    const OpScope ab("AB");
     wrapped_->fill_zero(x.ref());
   }
   wrapped_->fill_zero(x.ref());
-  EXPECT_EQ(current_traffic_scope(), "");
+  EXPECT_EQ(current_op_scope(), "");
 
   const auto scopes = rec_->by_scope();
   EXPECT_EQ(scopes.at("A").calls, 3u);  // inclusive of A/B
@@ -205,9 +206,9 @@ TEST_F(TrafficTest, ScopesNestAndSum) {
   EXPECT_EQ(rec_->cells().size(), 4u);
 
   // Thread-local: another thread starts outside every scope.
-  const TrafficScope outer("Main");
+  const OpScope outer("Main");
   std::string seen = "unset";
-  std::thread([&] { seen = current_traffic_scope(); }).join();
+  std::thread([&] { seen = current_op_scope(); }).join();
   EXPECT_EQ(seen, "");
 }
 
@@ -216,8 +217,8 @@ TEST_F(TrafficTest, NothingHappensWhenOff) {
   rec_->clear();
   rec_->set_enabled(false);
   {
-    const TrafficScope a("A");  // no enabled recorder in the process: no path kept
-    EXPECT_EQ(current_traffic_scope(), "");
+    const OpScope a("A");  // no enabled recorder in the process: no path kept
+    EXPECT_EQ(current_op_scope(), "");
     wrapped_->fill_zero(x.ref());
   }
   EXPECT_EQ(rec_->total().calls, 0u);
@@ -247,10 +248,10 @@ TEST_F(TrafficTest, CapturedOpsAreRecordedAtEveryReplay) {
   rec_->clear();
   std::unique_ptr<CapturedWork> work;
   {
-    const TrafficScope cap("Capture");
+    const OpScope cap("Capture");
     wrapped_->begin_capture();
     {
-      const TrafficScope inner("Step");
+      const OpScope inner("Step");
       wrapped_->add(x.cref(), x.cref(), y.ref());
     }
     wrapped_->neg(y.cref(), y.ref());
@@ -258,7 +259,7 @@ TEST_F(TrafficTest, CapturedOpsAreRecordedAtEveryReplay) {
   }
   EXPECT_EQ(rec_->total().calls, 0u);  // nothing ran yet
   {
-    const TrafficScope rep("Replay");
+    const OpScope rep("Replay");
     work->replay();
     work->replay();
   }
@@ -295,7 +296,7 @@ TEST(TrafficContext, KeySwitchStagesAreScoped) {
   be.fill_zero(d.ref());
   rec->clear();
   {
-    const TrafficScope s("KeySwitch");
+    const OpScope s("KeySwitch");
     ev.key_switcher().switch_key(d.cref(), level, rlk.key(), o0.ref(), o1.ref());
   }
   const auto scopes = rec->by_scope();

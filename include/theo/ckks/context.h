@@ -11,9 +11,10 @@
 #include <memory>
 #include <vector>
 
-#include "theo/ckks/optimizations.h"
 #include "theo/math/bigint.h"
 #include "theo/math/params.h"
+#include "theo/plan/execution_policy.h"
+#include "theo/plan/key_switch_plan.h"
 #include "theo/ring/backend.h"
 
 namespace theo {
@@ -21,20 +22,17 @@ namespace theo {
 class TrafficRecorder;  // theo/ring/traffic.h
 class Graph;            // theo/ckks/graph.h
 
-enum class BackendChoice {
-  kAuto,  // make_default_backend: THEO_BACKEND, else CUDA when available, else CPU
-  kCpu,
-  kCuda,
-};
-
+// What a Context is asked for. Context::create turns the execution fields (backend, threads,
+// graphs, optimizations) and the THEO_* environment into its immutable ExecutionPolicy.
 struct ContextOptions {
-  BackendChoice backend = BackendChoice::kAuto;
+  BackendChoice backend = BackendChoice::kAuto;  // kAuto: THEO_BACKEND, else CUDA if available
   bool allow_insecure = false;  // load parameter sets below 128-bit security (tests only)
   unsigned threads = 0;         // CPU backend threads (0: hardware concurrency)
   // Two scales are "equal" when |a/b - 1| <= scale_tolerance (else ScaleError).
   double scale_tolerance = 0x1p-30;
-  // Context::capture records a CUDA Graph. false (or THEO_GRAPHS=0 in the environment): the
-  // Graph calls the function again at each replay, op by op (the ablation baseline).
+  // Context::capture records a CUDA Graph. false (or Optimizations::graphs false, or THEO_GRAPHS=0
+  // when the Context is made): the Graph calls the function again at each replay, op by op (the
+  // ablation baseline).
   bool graphs = true;
   // When set, every backend op is recorded (op, shape, modelled bytes and multiply-adds, scope)
   // by wrapping the backend with make_recording_backend (theo/ring/traffic.h).
@@ -55,9 +53,10 @@ struct DigitPlan {
   // followed by P. Together they cover (Q_l u P) minus the digit, as two contiguous slices.
   std::shared_ptr<const BConvPlan> to_before;
   std::shared_ptr<const BConvPlan> to_after;
-  // Output-chunked key switching (KeySwitcher::switch_key_chunked), built only at the levels that
-  // use it: digit -> the limbs of digit c ([c]; null for the digit itself), and digit -> P. The
-  // rows of to_before / to_after for those limbs, as plans of their own.
+  // Output-chunked key switching (the DPOC dataflow), built only at the levels where the planner
+  // chunks (KeySwitchPlanner::output_chunked): digit -> the limbs of digit c ([c]; null for the
+  // digit itself), and digit -> P. The rows of to_before / to_after for those limbs, as plans of
+  // their own.
   std::vector<std::shared_ptr<const BConvPlan>> to_digit;
   std::shared_ptr<const BConvPlan> to_p;
 };
@@ -123,7 +122,12 @@ class Context : public std::enable_shared_from_this<Context> {
 
   u64 id() const { return id_; }  // unique per process; stamped on every object made from it
   const ParameterSet& params() const { return params_; }
+  // What the Context was asked for.
   const ContextOptions& options() const { return options_; }
+  // The execution settings in effect (the options with the environment applied at creation).
+  const ExecutionPolicy& policy() const { return policy_; }
+  // Plans every key switch of this Context (theo/plan/key_switch_plan.h).
+  const KeySwitchPlanner& key_switch_planner() const { return *planner_; }
   // The backend executes ops; the Context itself never changes after creation.
   Backend& backend() const { return *backend_; }
   const RingParams& ring() const { return ring_; }
@@ -159,6 +163,7 @@ class Context : public std::enable_shared_from_this<Context> {
   u64 id_ = 0;
   ParameterSet params_;
   ContextOptions options_;
+  const ExecutionPolicy policy_;
   RingParams ring_;
   std::unique_ptr<Backend> backend_;
   u32 terminal_count_ = 0;
@@ -166,6 +171,7 @@ class Context : public std::enable_shared_from_this<Context> {
   u32 alpha_ = 0;
   u32 dnum_ = 0;
   std::vector<LevelData> levels_;
+  std::unique_ptr<const KeySwitchPlanner> planner_;
 };
 
 using ContextPtr = std::shared_ptr<const Context>;

@@ -3,7 +3,7 @@
 // batches (L2-aware multi-polynomial caching, Theodosian §IV-A; KeySwitcher::switch_keys). At
 // small L one key switch cannot fill the GPU, so batching B of them raises utilization for as
 // long as their combined working set stays in the L2 cache; the batch size comes from
-// KeySwitcher::batch_size. Each result is word for word the one of the single op named below.
+// KeySwitchPlanner::batch_size. Each result is word for word the one of the single op named below.
 
 #include <span>
 #include <vector>
@@ -17,8 +17,8 @@ std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciph
                                        std::span<const Ciphertext* const> b, const RelinKey& rlk);
 
 // [i] = ev.multiply_relin_rescale(*a[i], *b[i], rlk) (ModDown merged with the rescale). The
-// relinearization key is read once per batch (KeySwitcher::key_mult_shared_key). batch: the
-// number of products per batch (0: KeySwitcher::batch_size from the footprint model; a caller
+// relinearization key is read once per batch (KeySwitchStages::key_mult_shared_key). batch: the
+// number of products per batch (0: KeySwitchPlanner::batch_size from the footprint model; a caller
 // that batches for parallelism rather than for L2 reuse, such as lockstep circuits over a few
 // ciphertexts, passes the count).
 std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,

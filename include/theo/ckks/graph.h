@@ -47,8 +47,8 @@ class Graph {
   // (the captured ops are fixed for them). Not allowed while capturing.
   void set_input(Ciphertext& input, const Ciphertext& value) const;
 
-  // False when graphs were disabled (ContextOptions::graphs = false or THEO_GRAPHS=0): replay()
-  // then calls the function again, op by op (the ablation baseline).
+  // False when graphs were disabled (ContextOptions::graphs = false, or ExecutionPolicy::graphs()
+  // off): replay() then calls the function again, op by op (the ablation baseline).
   bool captured() const { return work_ != nullptr; }
   // Kernels one replay launches (CUDA: kernel nodes; CPU: recorded backend calls); 0 if not
   // captured.

@@ -305,7 +305,8 @@ class Backend {
 
   // ---- cache --------------------------------------------------------------------------------
   // The device's last-level (L2) cache in bytes, read at run time, for working-set planning
-  // (KeySwitcher::batch_size); 0 where the backend has no shared device cache to plan for (CPU).
+  // (KeySwitchPlanner::batch_size); 0 where the backend has no shared device cache to plan for
+  // (CPU).
   virtual std::size_t l2_bytes() const = 0;
   // BConv table refinement (Theodosian §III-C2; Optimizations::bconv_refined): on, plans made
   // afterwards fold their accumulators only as often as their table's bounds require (often
@@ -329,13 +330,6 @@ class Backend {
   std::vector<Modulus> moduli_;
 };
 
-// The CPU reference backend; threads = 0 picks the hardware concurrency.
-std::unique_ptr<Backend> make_cpu_backend(const RingParams& ring, unsigned threads = 0);
-// The CUDA backend on the current device; throws BackendError when built without CUDA or no GPU.
-std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring);
-// True when this build has the CUDA backend and a usable GPU is present.
-bool cuda_available();
-// THEO_BACKEND=cpu|cuda overrides; otherwise CUDA when available, else CPU.
-std::unique_ptr<Backend> make_default_backend(const RingParams& ring);
+// The implementations are made by theo/backend/factory.h.
 
 }  // namespace theo

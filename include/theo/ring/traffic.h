@@ -4,7 +4,7 @@
 //
 //   auto rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.profile = true});
 //   ContextOptions o;  o.traffic = rec;          // the Context wraps its backend
-//   { TrafficScope s("CoeffToSlot"); ... }       // scopes nest: "Boot/CoeffToSlot/ModUp"
+//   { OpScope s("CoeffToSlot"); ... }       // scopes nest: "Boot/CoeffToSlot/ModUp"
 //   rec->by_scope(), rec->by_op("Boot"), rec->total()
 //
 // Model (docs/traffic-model.md has the table per op): every input word is read once and every
@@ -14,7 +14,7 @@
 // It is the least traffic an op can cause when nothing stays on chip between ops: a lower bound
 // for one op, and for a sequence the traffic of running it op by op without fusion.
 //
-// Scopes are thread-local and cost one branch when no recorder is enabled anywhere.
+// Scopes are OpScopes (theo/ring/op_scope.h): an enabled recorder registers as their observer.
 
 #include <atomic>
 #include <map>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "theo/ring/backend.h"
+#include "theo/ring/op_scope.h"
 
 namespace theo {
 
@@ -73,11 +74,6 @@ struct TrafficRecorderOptions {
   bool keep_records = false;  // keep every call (records()), not only the totals
 };
 
-namespace traffic_detail {
-// Number of enabled recorders in the process: TrafficScope does nothing while it is 0.
-inline std::atomic<int> g_enabled_recorders{0};
-}  // namespace traffic_detail
-
 // Collects the calls of every backend wrapped with it (thread-safe).
 class TrafficRecorder {
  public:
@@ -118,29 +114,6 @@ class TrafficRecorder {
   std::map<std::pair<std::string, std::string>, TrafficTotals> cells_;
   std::vector<TrafficRecord> records_;
 };
-
-// RAII scope label for the calling thread: names join with '/'. `name` must outlive the scope
-// only for the constructor call (it is copied when a recorder is enabled).
-class TrafficScope {
- public:
-  explicit TrafficScope(std::string_view name) {
-    if (traffic_detail::g_enabled_recorders.load(std::memory_order_relaxed) != 0) push(name);
-  }
-  ~TrafficScope() {
-    if (pushed_) pop();
-  }
-  TrafficScope(const TrafficScope&) = delete;
-  TrafficScope& operator=(const TrafficScope&) = delete;
-
- private:
-  void push(std::string_view name);
-  void pop();
-  std::size_t restore_size_ = 0;
-  bool pushed_ = false;
-};
-
-// The calling thread's scope path ("" outside every scope).
-const std::string& current_traffic_scope();
 
 // A Backend that forwards every call to `inner` and records its modelled cost in `recorder`.
 // Throws ParameterError when either is null.

@@ -17,6 +17,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
 #include "backend/fork_state.h"
+#include "theo/backend/factory.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/ntt_tables.h"
 #include "theo/ring/shape_checks.h"
@@ -933,26 +934,8 @@ void set_programmatic_launch(bool on) {
   g_programmatic_launch.store(on, std::memory_order_relaxed);
 }
 
-namespace {
-// A tuning field from an environment variable of decimal digits, if set.
-void tuning_from_env(const char* name, u32& field) {
-  if (const char* e = std::getenv(name); e != nullptr && *e >= '0' && *e <= '9')
-    field = static_cast<u32>(std::atoi(e));
-}
-}  // namespace
-
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning) {
-  // THEO_PDL=0 turns programmatic launch off for unmodified programs (ablation runs), as
-  // THEO_GRAPHS=0 does for graphs; THEO_NTT_* set NttConfig fields for before / after runs
-  // (THEO_NTT_ROW_OTF=0: every row twiddle from the table). set_tuning still decides afterwards.
-  Tuning t = tuning;
-  if (const char* e = std::getenv("THEO_PDL"); e != nullptr && std::string(e) == "0")
-    t.programmatic_launch = 0;
-  tuning_from_env("THEO_NTT_ROW_OTF", t.ntt.row_otf);
-  tuning_from_env("THEO_NTT_ROWS_RESIDENT", t.ntt.rows_resident);
-  tuning_from_env("THEO_NTT_ROWS_PERSISTENT_TILES", t.ntt.rows_persistent_tiles);
-  tuning_from_env("THEO_NTT_COLS_WIDE", t.ntt.cols_wide);
-  return std::make_unique<CudaBackend>(ring, t);
+  return std::make_unique<CudaBackend>(ring, tuning);
 }
 cudaStream_t stream_of(Backend& be) {
   return as_cuda(be).main_stream();
@@ -1006,9 +989,19 @@ double EventTimer::stop_us() {
 
 }  // namespace cuda
 
-std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring) {
+std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring,
+                                           const KernelTuningOverrides& overrides) {
   if (!cuda_available()) throw BackendError("make_cuda_backend: no usable CUDA GPU");
-  return cuda::make_backend(ring);
+  // Overrides come from the ExecutionPolicy (THEO_PDL, THEO_NTT_* at Context creation) for before
+  // / after runs of one binary; cuda::set_tuning still decides afterwards.
+  cuda::Tuning t;
+  if (!overrides.programmatic_launch) t.programmatic_launch = 0;
+  if (overrides.ntt_row_otf) t.ntt.row_otf = *overrides.ntt_row_otf;
+  if (overrides.ntt_rows_resident) t.ntt.rows_resident = *overrides.ntt_rows_resident;
+  if (overrides.ntt_rows_persistent_tiles)
+    t.ntt.rows_persistent_tiles = *overrides.ntt_rows_persistent_tiles;
+  if (overrides.ntt_cols_wide) t.ntt.cols_wide = *overrides.ntt_cols_wide;
+  return cuda::make_backend(ring, t);
 }
 
 bool cuda_available() {

@@ -18,8 +18,9 @@ struct Tuning {
   u32 elementwise_threads = 256;
   // 1 (default, sm_90+): kernels are launched with programmatic dependent launch
   // (backend/cuda/launch.cuh), so each one's launch and ramp-up overlap the tail of the kernel
-  // before it. Process-wide: the last backend made or retuned sets it. 0 (or THEO_PDL=0 in the
-  // environment when the backend is made): plain stream order.
+  // before it. Process-wide: the last backend made or retuned sets it. 0 (or
+  // KernelTuningOverrides::programmatic_launch false, THEO_PDL=0 at Context creation): plain
+  // stream order.
   u32 programmatic_launch = 1;
 };
 

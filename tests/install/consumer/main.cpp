@@ -1,4 +1,5 @@
 // Uses the installed library: a bundled preset, the PRNG and the CPU ring backend.
+#include <theo/backend/factory.h>
 #include <theo/math/params.h>
 #include <theo/math/prng.h>
 #include <theo/ring/backend.h>

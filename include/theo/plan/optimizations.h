@@ -8,7 +8,9 @@
 // bit-exact under every combination of switches, on every backend. The tests compare all-off and
 // all-on word for word (tests/ckks/test_ckks_key_switch_batch.cpp).
 //
-// Reached through ContextOptions::optimizations; all on by default.
+// Reached through ContextOptions::optimizations; all on by default. What a Context runs with is
+// its ExecutionPolicy::optimizations() (theo/plan/execution_policy.h): these, with the environment
+// applied when the Context is made.
 
 #include <cstddef>
 
@@ -22,12 +24,12 @@ struct Optimizations {
   // accumulator (§III-C2).
   bool bconv_refined = true;
   // Context::capture records a CUDA Graph (§IV-C); off, a Graph calls its function again at each
-  // replay, op by op. ANDed with ContextOptions::graphs and THEO_GRAPHS.
+  // replay, op by op. ANDed with ContextOptions::graphs and THEO_GRAPHS (ExecutionPolicy).
   bool graphs = true;
   // L2-aware multi-polynomial caching (§IV-A): the INTT-BConv-NTT sequences of a key-switching
   // stage run as batched launches (ModUp over all digits, ModDown over both polynomials), and
   // independent key switches (hoisted rotations, BSGS giant steps, batched HMults) run in batches
-  // whose combined working set fits the L2 cache (KeySwitcher::batch_size). Off: Cheddar's
+  // whose combined working set fits the L2 cache (KeySwitchPlanner::batch_size). Off: Cheddar's
   // O(alpha)-limb order, one digit's sequence and one polynomial's ModDown after another, one key
   // switch at a time.
   bool multi_poly_caching = true;
@@ -39,7 +41,7 @@ struct Optimizations {
   // at a level whose ModUp working set exceeds the cache, a lone key switch runs its BConv -> NTT
   // -> KeyMult one output chunk at a time (the P limbs, then each digit's own limbs), so KeyMult
   // reads the digits' words while they are still in L2 and the keys stream past them. Needs
-  // multi_poly_caching and fusion; ANDed with THEO_OUTPUT_CHUNKING (=0 turns it off). Off by
+  // multi_poly_caching and fusion; ANDed with THEO_OUTPUT_CHUNKING (ExecutionPolicy). Off by
   // default and not part of all(): on an H100 it made KeySwitch at 35 / 47 limbs 16% / 12%
   // slower (more, smaller launches; bench/NOTES.md session 10).
   bool output_chunking = false;

@@ -1,0 +1,121 @@
+#pragma once
+// The three stages of hybrid key switching, each pure computation over a batch of polynomials at
+// one level (everything in the NTT domain; tables from the Context):
+//
+//   ModUp    per digit k of the level: INTT (BConv const-mult fused) -> BConv digit -> the rest
+//            of Q_l u P -> NTT; the digit's own limbs are copied. ModUp(d)_k lives on Q_l u P.
+//   KeyMult  sum_k ModUp(d)_k * (b_k, a_k), one Backend::key_mult on the Q slice and one on the P
+//            slice of the key (a Q_max u P key serves every level: its limbs are sliced).
+//   ModDown  INTT of the P part ((P/p_j)^-1 fused) -> BConv P -> Q_l -> NTT ->
+//            (u_Q - .) * P^-1 in one sub_mul_scalar.
+//
+// The stages decide nothing about order, batching or streams: a KeySwitchPlan
+// (theo/plan/key_switch_plan.h) does, and the dataflows (src/ckks/keyswitch/dataflows.cpp)
+// arrange the stages by it. What a stage does take from the Context's ExecutionPolicy is how its
+// own ops are issued, which never changes a word: fusion (transforms read out of place and copy
+// on the fly; tails fused into the NTT) and multi-poly caching (the conversions, KeyMult sums and
+// rotations of a call in one backend op instead of one op each).
+//
+// Each stage function labels its backend ops with an OpScope ("ModUp", "KeyMult", "ModDown").
+
+#include <span>
+#include <vector>
+
+#include "theo/ckks/context.h"
+#include "theo/ckks/keys.h"
+
+namespace theo {
+
+// ModUp(d) at one level: one polynomial over Q_l u P per non-empty digit of that level.
+struct ModUpDigits {
+  u32 level = 0;
+  std::vector<RnsPoly> digits;  // [i] belongs to ctx.level(level).digits[i]
+};
+
+// A pair of polynomials over Q_l u P: the accumulated KeyMult output before ModDown.
+struct ExtendedPair {
+  RnsPoly c0;
+  RnsPoly c1;
+};
+
+// Which limbs of Q_l u P a KeyMult writes: all of them (the Q_l part, then the P part), or one
+// part (the pieces complementary pipelining splits KeyMult into).
+enum class KeyMultPart { kAll, kQ, kP };
+
+class KeySwitchStages {
+ public:
+  // `ctx` must outlive the stages (a KeySwitcher holds both).
+  explicit KeySwitchStages(const Context& ctx) : ctx_(&ctx) {}
+
+  const Context& context() const { return *ctx_; }
+
+  // ---- Stage 1: ModUp --------------------------------------------------------------------------
+  // Each input is an NTT-domain polynomial over the level's basis (inputs unchanged). The INTT of
+  // every input, then the digits' BConv -> NTT sequences in schedule.digit_groups groups (see
+  // ModUpSchedule for the orders).
+  std::vector<ModUpDigits> mod_up(std::span<const ConstPolyRef> inputs, u32 level,
+                                  const ModUpSchedule& schedule) const;
+  // ModUp's first step alone (output-chunked dataflows): the INTT of the whole input, out of
+  // place, with every digit's BConv constants; the coefficients every chunk converts from.
+  RnsPoly mod_up_coefficients(ConstPolyRef input, u32 level) const;
+  // ModUp onto one output chunk (the P limbs, or one digit's own limbs, of Q_l u P): every digit
+  // but `own` (a digit index; the digit count for the P chunk, which owns no digit) converted from
+  // `coeffs` (mod_up_coefficients) with the level's chunk plans (DigitPlan::to_digit / to_p) and
+  // NTT'd into chunk[k], that digit's words on the chunk's limbs (one per digit; chunk[own] is
+  // not written). ParameterError at a level without chunk plans.
+  void mod_up_chunk(ConstPolyRef coeffs, u32 level, std::size_t own,
+                    std::span<const PolyRef> chunk) const;
+
+  // ---- Stage 2: KeyMult ------------------------------------------------------------------------
+  // digits: the ModUp digits of one input (over Q_l u P). out0 / out1 (over Q_l u P) receive
+  // sum_k digits_k * (b_k, a_k) on the limbs `part` names. galois > 1: of phi_galois(digits),
+  // read through the permutation (hoisted rotations share one ModUp and never copy permuted
+  // digits), and phi_galois(add_q0) (over Q_l, optional) added to out0's Q_l limbs in the same
+  // pass: a hoisted rotation's P c0 term.
+  void key_mult(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                PolyRef out0, PolyRef out1, KeyMultPart part = KeyMultPart::kAll, u32 galois = 1,
+                ConstPolyRef add_q0 = {}) const;
+  // key_mult of one input's ModUp into a new pair over Q_l u P.
+  ExtendedPair key_mult(const ModUpDigits& up, const SwitchingKey& key) const;
+  // key_mult (galois 1), then out0 / out1's Q_l limbs += s a0 / s a1 (a0, a1 over Q_l; s one
+  // constant per limb, e.g. P mod q_i): relinearization with ModDown merging adds P d_0 and P d_1
+  // there. With fusion both terms ride on the KeyMult pass (Backend::key_mult_add_scaled).
+  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                           PolyRef out0, PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
+                           std::span<const u32> s) const;
+  // key_mult for several rotations of the same digits (hoisted baby steps): rotation r (Galois
+  // element gs[r] > 1, key *keys[r]) into out0[r] / out1[r], with phi_(gs[r])(add_q0) added to
+  // every out0's Q_l limbs. With multi-poly caching one backend op reads the digits once for all
+  // (Backend::key_mult_rotations).
+  void key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
+                          std::span<const SwitchingKey* const> keys, std::span<const u32> gs,
+                          std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                          ConstPolyRef add_q0 = {}) const;
+  // key_mult for several inputs under one key (a batch of relinearizations): input i's digits
+  // digits[i] into out0[i] / out1[i]. With multi-poly caching one backend op reads each key word
+  // once for all inputs (Backend::key_mult_sums).
+  void key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
+                           const SwitchingKey& key, std::span<const PolyRef> out0,
+                           std::span<const PolyRef> out1) const;
+  // KeyMult of one output chunk: digits[k] holds digit k's limbs [first, first + count) of
+  // Q_l u P (a range inside Q_l or inside P); the sums go to those limbs of out0 / out1.
+  void key_mult_chunk(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                      u32 first, u32 count, PolyRef out0, PolyRef out1) const;
+
+  // ---- Stage 3: ModDown ------------------------------------------------------------------------
+  // in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l), every poly in one pass. out may be a
+  // slice of in.
+  void mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
+  // ModDown in two pieces (complementary pipelining). The lift: in[i]'s P limbs (clobbered) ->
+  // INTT -> BConv P -> Q_l into out[i] (over Q_l, overlapping no input), then the NTT of out[i]
+  // unless fusion puts it into mod_down_finish.
+  void mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
+  // The tail on the lift: out[i] = (in[i]'s Q_l limbs - NTT(lift)) * P^-1, with fusion one
+  // ntt_sub_mul_scalar (Cheddar Seq.3).
+  void mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
+
+ private:
+  const Context* ctx_;
+};
+
+}  // namespace theo

@@ -1,0 +1,44 @@
+#pragma once
+// The THEO_* environment variables the library honours, read by Environment::read(), the one place
+// in the library that calls getenv (docs/configuration.md has the table).
+//
+// Nothing deep in the library reads them. Context::create reads them once into its
+// ExecutionPolicy (theo/plan/execution_policy.h), which is immutable afterwards: changing a
+// variable after a Context exists has no effect on it. Two free functions that run without a
+// Context read them at each call: make_default_backend (THEO_BACKEND) and the preset lookup
+// (THEO_PRESET_DIR).
+
+#include <optional>
+#include <string>
+
+#include "theo/common.h"
+
+namespace theo {
+
+struct Environment {
+  // THEO_BACKEND: "cpu" or "cuda" picks the backend of BackendChoice::kAuto; unset or empty:
+  // CUDA when available, else CPU. Any other value is kept and rejected where it is used.
+  std::string backend;
+  // THEO_PRESET_DIR: a folder searched for <name>.json before the embedded presets; empty: none.
+  std::string preset_dir;
+  // THEO_FUSION, THEO_OUTPUT_CHUNKING, THEO_GRAPHS, THEO_PDL = "0" turn the mechanism off for a
+  // whole process (ablation runs of unmodified programs); unset or any other value: no effect.
+  bool fusion = true;
+  bool output_chunking = true;
+  bool graphs = true;
+  bool programmatic_launch = true;
+  // THEO_NTT_ROW_OTF, THEO_NTT_ROWS_RESIDENT, THEO_NTT_ROWS_PERSISTENT_TILES, THEO_NTT_COLS_WIDE:
+  // a decimal value replaces the CUDA backend's NttConfig field of that name (before / after
+  // runs); unset or not starting with a digit: the tuned default.
+  std::optional<u32> ntt_row_otf;
+  std::optional<u32> ntt_rows_resident;
+  std::optional<u32> ntt_rows_persistent_tiles;
+  std::optional<u32> ntt_cols_wide;
+
+  // The variables as the process environment has them now.
+  static Environment read();
+  // No variable set: what every field defaults to.
+  static Environment none() { return {}; }
+};
+
+}  // namespace theo

@@ -1,0 +1,140 @@
+#pragma once
+// Key-switch planning: how the three stages of hybrid key switching (ModUp, KeyMult, ModDown;
+// theo/ckks/key_switch_stages.h) are arranged for a batch of key switches at one level, decided
+// from the footprint model and the device's L2 cache before anything runs. The planner calls no
+// Backend op: shapes and device facts in, a KeySwitchPlan out. The dataflows of ckks/keyswitch/
+// execute a plan; every plan computes the same words.
+//
+// Dataflows (Nozaki et al., "Dataflow-Oriented Classification and Performance Analysis of
+// GPU-Accelerated Homomorphic Encryption", papers/dataflow-classification-gpu-ckks.md): digits
+// processed one after another (DigitSerial) or together (DigitParallel), the output limbs of
+// ModUp -> KeyMult produced in one pass (OutputBulk) or one chunk at a time (OutputChunked).
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "theo/common.h"
+#include "theo/plan/dataflow.h"
+#include "theo/plan/execution_policy.h"
+
+namespace theo {
+
+// The footprint model of L2-aware multi-polynomial caching (Theodosian §IV-A, Table III): the
+// bytes a stage of one key switch at a level writes and reads again within the stage, which is
+// what must stay in the L2 cache for the stage to run without DRAM traffic beyond its inputs.
+// L = the level's limbs, beta = its digits, 4 N bytes per limb:
+//   mod_up   = (L + beta (L + alpha)) 4 N   the INTT'd input, read by every digit's BConv, and
+//                                             the digits over Q_l u P (BConv out, NTT in / out)
+//   mod_down = (2 alpha + 4 L) 4 N          the P parts (INTT, then BConv in), their lifts to Q_l
+//                                             (BConv out, NTT, subtraction) and the KeyMult's Q
+//                                             parts (read by the subtraction)
+//   hoisted  = beta (L + alpha) 4 N         the shared ModUp digits of hoisted rotations (each
+//                                             rotation reads them through its permutation)
+// Keys are streamed from DRAM once and not counted.
+struct KeySwitchFootprint {
+  std::size_t mod_up = 0;
+  std::size_t mod_down = 0;
+  std::size_t hoisted = 0;
+  std::size_t per_switch() const { return mod_up > mod_down ? mod_up : mod_down; }
+};
+// The footprint of one key switch at a level of `limbs` limbs and `beta` digits (N = n).
+KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, u32 n);
+
+// How ModUp walks the digits of its inputs.
+struct ModUpSchedule {
+  // The digits' BConv -> NTT sequences run in this many groups of equal size, each group one set
+  // of launches over all its digits and inputs.
+  u32 digit_groups = 1;
+  // Each group's INTT just before its BConv (with digit_groups = digits: Cheddar's O(alpha)-limb
+  // order, one digit's INTT -> BConv -> NTT after another) instead of one INTT of every input
+  // first.
+  bool transform_per_group = false;
+  // One input's ModUp after another instead of all inputs in each launch.
+  bool input_by_input = false;
+};
+
+// The decisions for one batch of independent key switches at one level.
+struct KeySwitchPlan {
+  Dataflow dataflow = Dataflow::kDPOB;
+  // Key switches that run as one batch (each stage one set of launches over all of them).
+  u32 batch = 1;
+  ModUpSchedule mod_up;
+  // Output chunks of the OC dataflows (DPOC: the P limbs and each digit's own limbs, digits + 1);
+  // 1 for output-bulk.
+  u32 chunks = 1;
+  // 2: complementary pipelining (Theodosian §IV-B): KeyMult's P part first, then ModDown's lift
+  // of it on the backend's second stream while KeyMult's Q part runs on the first. Inside a
+  // caller's fork (Backend::forked()) a plan runs on one stream: forks do not nest.
+  u32 streams = 1;
+  // ModDown over every poly of the batch in one pass; false: one poly after another.
+  bool mod_down_together = true;
+};
+
+// What the planner knows of one level: its limbs and key-switching digits.
+struct LevelShape {
+  u32 limbs = 0;
+  u32 digits = 0;
+};
+
+// The planner of one Context: its policy, its ring's N and alpha, every level's shape and the
+// device's L2 cache (Backend::l2_bytes(), 0 where there is none). Immutable.
+class KeySwitchPlanner {
+ public:
+  KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes, u32 n, u32 alpha,
+                   std::vector<LevelShape> levels);
+
+  KeySwitchFootprint footprint(u32 level) const;
+  // The cache batches are planned for: Optimizations::cache_bytes, else the device's L2.
+  std::size_t cache_bytes() const { return cache_bytes_; }
+  // How many of `count` independent items (key switches; per_item_bytes each, e.g.
+  // footprint(level).per_switch()) run as one batch: the most that fit the cache beside
+  // `shared_bytes` (data all of them read, e.g. hoisted digits), at least 1 and at most `count`.
+  // `count` when the cache is unknown (0: the CPU); 1 with multi_poly_caching off.
+  u32 batch_size(std::size_t count, std::size_t per_item_bytes, std::size_t shared_bytes = 0) const;
+  // How many groups the L2-aware ModUp splits a level's digits into for `inputs` inputs: 1 when
+  // the whole stage (footprint().mod_up per input) fits the cache, without multi_poly_caching, or
+  // on a backend with no cache; else the fewest groups of equal size whose working set (the
+  // INTT'd inputs, read by every group, and the group's digits over Q_l u P) fits.
+  u32 mod_up_digit_groups(u32 level, std::size_t inputs) const;
+  // Whether a lone key switch at `level` runs output-chunked (DPOC): with output_chunking in
+  // effect, at the levels with two digits or more whose single-input ModUp working set exceeds
+  // the cache. The Context builds DPOC's conversion tables at exactly these levels.
+  bool output_chunked(u32 level) const;
+
+  // ModUp of `inputs` inputs at `level`: the L2-aware groups with multi_poly_caching, else
+  // Cheddar's order (one digit, one input after another).
+  ModUpSchedule mod_up(u32 level, std::size_t inputs) const;
+  // `switches` independent key switches at `level` (ModUp, KeyMult, ModDown each), in batches of
+  // `batch` (0: batch_size() from the footprint model). The plan is the first batch's; a shorter
+  // last batch is planned with plan(level, its size, its size).
+  KeySwitchPlan plan(u32 level, std::size_t switches, u32 batch = 0) const;
+  // Hoisted rotations: `rotations` key switches at `level` that share one ModUp (KeyMult and
+  // ModDown each), in batches that fit the cache beside the shared digits.
+  KeySwitchPlan plan_hoisted(u32 level, std::size_t rotations) const;
+
+  u32 n() const { return n_; }
+  u32 alpha() const { return alpha_; }
+  u32 levels() const { return static_cast<u32>(levels_.size()); }
+  const LevelShape& shape(u32 level) const;
+
+ private:
+  Optimizations opt_;
+  std::size_t cache_bytes_ = 0;
+  u32 n_ = 0;
+  u32 alpha_ = 0;
+  std::vector<LevelShape> levels_;
+};
+
+// How independent pieces of work (the real and imaginary halves of EvalMod, the giant steps of a
+// linear transform) are issued.
+enum class WorkLanes {
+  kInOrder,     // one after another
+  kLockstep,    // as one batch: each op one set of launches over all of them
+  kTwoStreams,  // halves on the backend's two streams (Backend::fork), overlapping
+};
+// `items` independent pieces: two streams with pipelining when there are two or more and no fork
+// is open (`in_fork`: Backend::forked()), else lockstep with multi_poly_caching, else in order.
+WorkLanes plan_work_lanes(const ExecutionPolicy& policy, std::size_t items, bool in_fork);
+
+}  // namespace theo

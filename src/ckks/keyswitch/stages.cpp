@@ -1,0 +1,477 @@
+// The stages of hybrid key switching (theo/ckks/key_switch_stages.h): ModUp, KeyMult, ModDown.
+//
+// A stage issues the same modular arithmetic per word however its calls are grouped: the INTT of
+// a digit's limbs with that digit's constants is what the INTT of the whole input computes on
+// those limbs, and a BConv row or a KeyMult limb does not depend on which other rows or limbs
+// share the launch. So every ModUpSchedule, every KeyMult part and chunk, and ModDown whole or in
+// two pieces give the same words.
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "ckks/batched_ops.h"
+#include "theo/ckks/key_switch_stages.h"
+#include "theo/errors.h"
+#include "theo/ring/op_scope.h"
+
+namespace theo {
+
+namespace {
+
+// The word ranges of a and b overlap.
+bool overlap(ConstPolyRef a, ConstPolyRef b) {
+  const std::less<const u32*> lt;  // a total order on unrelated pointers
+  return a.words() > 0 && b.words() > 0 && lt(a.data, b.data + b.words()) &&
+         lt(b.data, a.data + a.words());
+}
+
+void require_key(const Context& ctx, const SwitchingKey& key, const char* op) {
+  if (key.empty() || key.context_id() != ctx.id() || key.dnum() != ctx.dnum()) {
+    throw ContextError(std::string("KeySwitcher::") + op +
+                       ": the switching key is empty or not of this Context");
+  }
+}
+
+// Where the limbs [first, first + count) of Q_l u P start in a Q_max u P key: a range inside
+// Q_l or inside P.
+u32 key_limb(const Context& ctx, const LevelData& lv, u32 first) {
+  return first < lv.limbs ? lv.first_id + first : ctx.q_max_limbs() + (first - lv.limbs);
+}
+
+// KeyMult's Q_l part or P part: its limbs in the digits / outputs (over Q_l u P).
+struct PartLimbs {
+  u32 start, count;
+};
+PartLimbs part_limbs(const Context& ctx, const LevelData& lv, bool p_part) {
+  return p_part ? PartLimbs{lv.limbs, ctx.alpha()} : PartLimbs{0, lv.limbs};
+}
+
+// The key slices of every digit for the limbs [first, first + count) of Q_l u P.
+void key_slices(const Context& ctx, const LevelData& lv, const SwitchingKey& key, u32 first,
+                u32 count, std::vector<ConstPolyRef>& kb, std::vector<ConstPolyRef>& ka) {
+  const u32 key_first = key_limb(ctx, lv, first);
+  for (const DigitPlan& d : lv.digits) {
+    kb.push_back(key.b(d.chunk).slice(key_first, count));
+    ka.push_back(key.a(d.chunk).slice(key_first, count));
+  }
+}
+
+// One part of KeyMult, checked. Q part: optionally + s a0 / + s a1 (over Q_l, galois 1) in the
+// same pass; add_q0 in the Q part only.
+void key_mult_part(const Context& ctx, std::span<const ConstPolyRef> digits, u32 level,
+                   const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part, u32 galois,
+                   ConstPolyRef add_q0, ConstPolyRef a0 = {}, ConstPolyRef a1 = {},
+                   std::span<const u32> s = {}) {
+  const OpScope scope("KeyMult");
+  const LevelData& lv = ctx.level(level);
+  require_key(ctx, key, "key_mult");
+  if (digits.size() != lv.digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult: digit count does not match level " +
+                         std::to_string(level));
+  }
+  const auto [start, count] = part_limbs(ctx, lv, p_part);
+  std::vector<ConstPolyRef> d, kb, ka;
+  for (const ConstPolyRef& x : digits)
+    d.push_back(x.slice(start, count));
+  key_slices(ctx, lv, key, start, count, kb, ka);
+  if (add_q0.words() != 0 && (galois <= 1 || !(add_q0.basis == lv.q_basis))) {
+    throw ParameterError(
+        "KeySwitcher::key_mult: add_q0 needs a Galois element and must be over Q_l of level " +
+        std::to_string(level));
+  }
+  Backend& be = ctx.backend();
+  if (galois > 1) {
+    be.key_mult_automorphed(d, galois, kb, ka, out0.slice(start, count), out1.slice(start, count),
+                            p_part ? ConstPolyRef{} : add_q0);
+  } else if (!p_part && a0.words() != 0) {
+    be.key_mult_add_scaled(d, kb, ka, out0.slice(start, count), out1.slice(start, count), a0, a1,
+                           s);
+  } else {
+    be.key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
+  }
+}
+
+}  // namespace
+
+// ---- Stage 1: ModUp
+// ------------------------------------------------------------------------------
+
+std::vector<ModUpDigits> KeySwitchStages::mod_up(std::span<const ConstPolyRef> inputs, u32 level,
+                                                 const ModUpSchedule& schedule) const {
+  const Context& ctx = *ctx_;
+  const LevelData& lv = ctx.level(level);
+  for (const ConstPolyRef& in : inputs) {
+    if (!(in.basis == lv.q_basis)) {
+      throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
+                           std::to_string(level));
+    }
+  }
+  if (inputs.empty()) return {};
+  if (schedule.input_by_input && inputs.size() > 1) {
+    std::vector<ModUpDigits> result;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      result.push_back(std::move(mod_up(inputs.subspan(i, 1), level, schedule).front()));
+    return result;
+  }
+  const OpScope scope("ModUp");
+  Backend& be = ctx.backend();
+  std::vector<ModUpDigits> result(inputs.size());
+  for (auto& r : result) {
+    r.level = level;
+    for (std::size_t k = 0; k < lv.digits.size(); ++k)
+      r.digits.push_back(be.make_poly(lv.pq_basis));
+  }
+  const bool fused = ctx.policy().fusion();
+  std::vector<RnsPoly> coeffs;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    coeffs.push_back(be.make_poly(lv.q_basis));
+
+  // The INTT of digits [first, last) of every input into `coeffs`, with those digits' BConv
+  // constants (the digits tile S_l in order, so they are a range of mod_up_intt_consts).
+  const auto transform = [&](std::size_t first, std::size_t last) {
+    const u32 lo = lv.digits[first].start;
+    const u32 limbs = lv.digits[last - 1].start + lv.digits[last - 1].count - lo;
+    const std::span<const u32> consts =
+        std::span<const u32>(lv.mod_up_intt_consts).subspan(lo, limbs);
+    if (fused) {
+      // One INTT call over every digit of every input, reading the inputs in place (out of place
+      // into `coeffs`) and echoing each digit's words into its own limbs of its ModUp output: no
+      // copy of the input and no per-digit copy.
+      std::vector<PolyRef> slices, echoes;
+      std::vector<ConstPolyRef> src;
+      std::vector<u32> all_consts;
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        for (std::size_t k = first; k < last; ++k) {
+          const DigitPlan& d = lv.digits[k];
+          slices.push_back(coeffs[i].slice(d.start, d.count));
+          src.push_back(inputs[i].slice(d.start, d.count));
+          echoes.push_back(result[i].digits[k].slice(d.start, d.count));
+        }
+        all_consts.insert(all_consts.end(), consts.begin(), consts.end());
+      }
+      be.intt(slices, all_consts, src, echoes);
+      return;
+    }
+    // One INTT of a copy of the inputs' limbs, with every digit's constants side by side; each
+    // digit's own limbs are copied from the input with its conversions below.
+    std::vector<PolyRef> coeff_refs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      be.copy(inputs[i].slice(lo, limbs), coeffs[i].slice(lo, limbs));
+      coeff_refs.push_back(coeffs[i].slice(lo, limbs));
+    }
+    be.intt(coeff_refs, consts);
+  };
+
+  const std::size_t beta = lv.digits.size();
+  if (beta == 0) return result;
+  const std::size_t groups = std::clamp<std::size_t>(schedule.digit_groups, 1, beta);
+  const std::size_t per_group = (beta + groups - 1) / groups;
+  if (!schedule.transform_per_group) transform(0, beta);
+  for (std::size_t first = 0; first < beta; first += per_group) {
+    const std::size_t last = std::min(beta, first + per_group);
+    if (schedule.transform_per_group) transform(first, last);
+    std::vector<PolyRef> converted;  // the group's non-digit slices, NTT'd together
+    std::vector<BConvJob> jobs;      // the group's conversions, issued together
+    for (std::size_t k = first; k < last; ++k) {
+      const DigitPlan& d = lv.digits[k];
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        RnsPoly& out = result[i].digits[k];
+        const ConstPolyRef digit = coeffs[i].slice(d.start, d.count);
+        if (d.to_before) {
+          const PolyRef before = out.slice(0, d.start);
+          jobs.push_back({d.to_before.get(), digit, before});
+          converted.push_back(before);
+        }
+        const u32 after_start = d.start + d.count;
+        const PolyRef after = out.slice(after_start, out.limbs() - after_start);
+        jobs.push_back({d.to_after.get(), digit, after});
+        converted.push_back(after);
+        if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
+      }
+    }
+    detail::bconv_matmul_jobs(ctx, jobs);
+    if (fused)
+      be.ntt(converted);
+    else
+      detail::ntt_per_basis(be, converted);
+  }
+  return result;
+}
+
+RnsPoly KeySwitchStages::mod_up_coefficients(ConstPolyRef input, u32 level) const {
+  const LevelData& lv = ctx_->level(level);
+  if (!(input.basis == lv.q_basis)) {
+    throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
+                         std::to_string(level));
+  }
+  Backend& be = ctx_->backend();
+  RnsPoly coeffs = be.make_poly(lv.q_basis);
+  const OpScope scope("ModUp");
+  const PolyRef all[] = {coeffs.ref()};
+  const ConstPolyRef src[] = {input};
+  be.intt(all, lv.mod_up_intt_consts, src);
+  return coeffs;
+}
+
+void KeySwitchStages::mod_up_chunk(ConstPolyRef coeffs, u32 level, std::size_t own,
+                                   std::span<const PolyRef> chunk) const {
+  const OpScope scope("ModUp");
+  const LevelData& lv = ctx_->level(level);
+  const std::size_t beta = lv.digits.size();
+  if (lv.digits.front().to_p == nullptr || chunk.size() != beta || own > beta) {
+    throw ParameterError("KeySwitcher::mod_up_chunk: level " + std::to_string(level) +
+                         " has no output-chunk plans, or the chunk is not one slot per digit");
+  }
+  std::vector<BConvJob> jobs;
+  std::vector<PolyRef> converted;
+  for (std::size_t k = 0; k < beta; ++k) {
+    if (k == own) continue;
+    const DigitPlan& dk = lv.digits[k];
+    const BConvPlan* plan = own == beta ? dk.to_p.get() : dk.to_digit[own].get();
+    converted.push_back(chunk[k]);
+    jobs.push_back({plan, coeffs.slice(dk.start, dk.count), chunk[k]});
+  }
+  detail::bconv_matmul_jobs(*ctx_, jobs);
+  ctx_->backend().ntt(converted);
+}
+
+// ---- Stage 2: KeyMult
+// ----------------------------------------------------------------------------
+
+void KeySwitchStages::key_mult(std::span<const ConstPolyRef> digits, u32 level,
+                               const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                               KeyMultPart part, u32 galois, ConstPolyRef add_q0) const {
+  // The Q_l limbs, then the P limbs: the same two passes the pipelined dataflow splits apart.
+  if (part != KeyMultPart::kP)
+    key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/false, galois, add_q0);
+  if (part != KeyMultPart::kQ)
+    key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/true, galois, {});
+}
+
+ExtendedPair KeySwitchStages::key_mult(const ModUpDigits& up, const SwitchingKey& key) const {
+  const LevelData& lv = ctx_->level(up.level);
+  Backend& be = ctx_->backend();
+  ExtendedPair pair{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
+  std::vector<ConstPolyRef> digits;
+  for (const RnsPoly& d : up.digits)
+    digits.push_back(d.cref());
+  key_mult(digits, up.level, key, pair.c0.ref(), pair.c1.ref());
+  return pair;
+}
+
+void KeySwitchStages::key_mult_add_scaled(std::span<const ConstPolyRef> digits, u32 level,
+                                          const SwitchingKey& key, PolyRef out0, PolyRef out1,
+                                          ConstPolyRef a0, ConstPolyRef a1,
+                                          std::span<const u32> s) const {
+  const LevelData& lv = ctx_->level(level);
+  if (!(a0.basis == lv.q_basis) || !(a1.basis == lv.q_basis)) {
+    throw ParameterError(
+        "KeySwitcher::key_mult_into_add_scaled: a0 and a1 must be over Q_l of "
+        "level " +
+        std::to_string(level));
+  }
+  if (!ctx_->policy().fusion()) {
+    key_mult(digits, level, key, out0, out1);
+    Backend& be = ctx_->backend();
+    const PolyRef q0 = out0.slice(0, lv.limbs), q1 = out1.slice(0, lv.limbs);
+    be.mul_scalar_add(a0, s, q0, q0);
+    be.mul_scalar_add(a1, s, q1, q1);
+    return;
+  }
+  key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/false, 1, {}, a0, a1, s);
+  key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/true, 1, {});
+}
+
+void KeySwitchStages::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
+                                         std::span<const SwitchingKey* const> keys,
+                                         std::span<const u32> gs, std::span<const PolyRef> out0,
+                                         std::span<const PolyRef> out1, ConstPolyRef add_q0) const {
+  if (keys.size() != gs.size() || out0.size() != gs.size() || out1.size() != gs.size()) {
+    throw ParameterError(
+        "KeySwitcher::key_mult_rotations: one key and one output pair per "
+        "rotation are needed");
+  }
+  if (!ctx_->policy().multi_poly_caching()) {
+    for (std::size_t r = 0; r < gs.size(); ++r)
+      key_mult(digits, level, *keys[r], out0[r], out1[r], KeyMultPart::kAll, gs[r], add_q0);
+    return;
+  }
+  const OpScope scope("KeyMult");
+  const LevelData& lv = ctx_->level(level);
+  if (digits.size() != lv.digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult_rotations: digit count does not match level " +
+                         std::to_string(level));
+  }
+  if (add_q0.words() != 0 && !(add_q0.basis == lv.q_basis)) {
+    throw ParameterError("KeySwitcher::key_mult_rotations: add_q0 must be over Q_l of level " +
+                         std::to_string(level));
+  }
+  for (std::size_t r = 0; r < gs.size(); ++r) {
+    require_key(*ctx_, *keys[r], "key_mult_rotations");
+    if (gs[r] <= 1) {
+      throw ParameterError("KeySwitcher::key_mult_rotations: Galois element " +
+                           std::to_string(gs[r]) + " is not a rotation");
+    }
+  }
+  // The Q_l limbs (with add_q0), then the P limbs, as key_mult's parts.
+  for (const bool p_part : {false, true}) {
+    const auto [start, count] = part_limbs(*ctx_, lv, p_part);
+    std::vector<ConstPolyRef> d, kb, ka;
+    std::vector<PolyRef> o0, o1;
+    for (const ConstPolyRef& x : digits)
+      d.push_back(x.slice(start, count));
+    for (std::size_t r = 0; r < gs.size(); ++r) {
+      key_slices(*ctx_, lv, *keys[r], start, count, kb, ka);
+      o0.push_back(out0[r].slice(start, count));
+      o1.push_back(out1[r].slice(start, count));
+    }
+    ctx_->backend().key_mult_rotations(d, gs, kb, ka, o0, o1, p_part ? ConstPolyRef{} : add_q0);
+  }
+}
+
+void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits,
+                                          u32 level, const SwitchingKey& key,
+                                          std::span<const PolyRef> out0,
+                                          std::span<const PolyRef> out1) const {
+  if (out0.size() != digits.size() || out1.size() != digits.size()) {
+    throw ParameterError("KeySwitcher::key_mult_shared_key: one output pair per input is needed");
+  }
+  if (!ctx_->policy().multi_poly_caching() || digits.size() <= 1) {
+    for (std::size_t i = 0; i < digits.size(); ++i)
+      key_mult(digits[i], level, key, out0[i], out1[i]);
+    return;
+  }
+  const OpScope scope("KeyMult");
+  const LevelData& lv = ctx_->level(level);
+  require_key(*ctx_, key, "key_mult_shared_key");
+  for (const std::vector<ConstPolyRef>& d : digits) {
+    if (d.size() != lv.digits.size()) {
+      throw ParameterError("KeySwitcher::key_mult_shared_key: digit count does not match level " +
+                           std::to_string(level));
+    }
+  }
+  // The Q_l limbs, then the P limbs, as key_mult's parts; the key's chunks are the shared terms.
+  for (const bool p_part : {false, true}) {
+    const auto [start, count] = part_limbs(*ctx_, lv, p_part);
+    std::vector<ConstPolyRef> d, kb, ka;
+    std::vector<PolyRef> o0, o1;
+    key_slices(*ctx_, lv, key, start, count, kb, ka);
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      for (const ConstPolyRef& x : digits[i])
+        d.push_back(x.slice(start, count));
+      o0.push_back(out0[i].slice(start, count));
+      o1.push_back(out1[i].slice(start, count));
+    }
+    ctx_->backend().key_mult_sums(d, kb, ka, o0, o1);
+  }
+}
+
+void KeySwitchStages::key_mult_chunk(std::span<const ConstPolyRef> digits, u32 level,
+                                     const SwitchingKey& key, u32 first, u32 count, PolyRef out0,
+                                     PolyRef out1) const {
+  const LevelData& lv = ctx_->level(level);
+  std::vector<ConstPolyRef> kb, ka;
+  key_slices(*ctx_, lv, key, first, count, kb, ka);
+  const OpScope scope("KeyMult");
+  ctx_->backend().key_mult(digits, kb, ka, out0.slice(first, count), out1.slice(first, count));
+}
+
+// ---- Stage 3: ModDown
+// ----------------------------------------------------------------------------
+
+void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                               u32 level) const {
+  const OpScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<PolyRef> p_parts;
+  for (const PolyRef& x : in) {
+    if (!(x.basis == lv.pq_basis)) {
+      throw ParameterError("KeySwitcher::mod_down: input is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+    p_parts.push_back(x.slice(lv.limbs, ctx_->alpha()));
+  }
+  be.intt(p_parts, lv.mod_down_intt_consts);
+  bool out_overlaps_in = false;
+  for (const PolyRef& o : out)
+    for (const PolyRef& x : in)
+      out_overlaps_in = out_overlaps_in || overlap(o, x);
+  if (ctx_->policy().fusion() && !out_overlaps_in) {
+    // BConv straight into the outputs, then one NTT whose last phase applies the tail
+    // (u_Q - .) * P^-1 (Cheddar Seq.3): no lifted temporary and no separate sub_mul_scalar.
+    std::vector<ConstPolyRef> u_q;
+    std::vector<BConvJob> jobs;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
+      u_q.push_back(in[i].slice(0, lv.limbs));
+    }
+    detail::bconv_matmul_jobs(*ctx_, jobs);
+    be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
+    return;
+  }
+  std::vector<RnsPoly> lifted;
+  std::vector<PolyRef> lifted_refs;
+  for (const PolyRef& p : p_parts) {
+    lifted.push_back(be.make_poly(lv.q_basis));
+    be.bconv_matmul(*lv.mod_down, p, lifted.back().ref());
+    lifted_refs.push_back(lifted.back().ref());
+  }
+  be.ntt(lifted_refs);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    be.sub_mul_scalar(in[i].slice(0, lv.limbs), lifted[i].cref(), lv.p_inv, out[i]);
+  }
+}
+
+void KeySwitchStages::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                                    u32 level) const {
+  const OpScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down_lift: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<PolyRef> p_parts;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!(in[i].basis == lv.pq_basis)) {
+      throw ParameterError("KeySwitcher::mod_down_lift: input is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+    if (!(out[i].basis == lv.q_basis)) {
+      throw ParameterError("KeySwitcher::mod_down_lift: output is not over Q_l of level " +
+                           std::to_string(level));
+    }
+    p_parts.push_back(in[i].slice(lv.limbs, ctx_->alpha()));
+  }
+  be.intt(p_parts, lv.mod_down_intt_consts);
+  std::vector<BConvJob> jobs;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
+  detail::bconv_matmul_jobs(*ctx_, jobs);
+  if (!ctx_->policy().fusion()) be.ntt(out);
+}
+
+void KeySwitchStages::mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                                      u32 level) const {
+  const OpScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down_finish: one output per input is needed");
+  }
+  Backend& be = ctx_->backend();
+  std::vector<ConstPolyRef> u_q;
+  for (const PolyRef& x : in)
+    u_q.push_back(x.slice(0, lv.limbs));
+  if (ctx_->policy().fusion()) {
+    be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
+    return;
+  }
+  for (std::size_t i = 0; i < in.size(); ++i)
+    be.sub_mul_scalar(u_q[i], out[i], lv.p_inv, out[i]);
+}
+
+}  // namespace theo

@@ -1,0 +1,150 @@
+// The key-switch planner decides without a backend (shapes, the policy and the cache in, a plan
+// out), and every plan it can give computes the same words.
+
+#include <gtest/gtest.h>
+
+#include "ckks/ckks_test_util.h"
+#include "theo/plan/key_switch_plan.h"
+
+namespace theo::test {
+namespace {
+
+ExecutionPolicy policy_of(const Optimizations& opt) {
+  ExecutionRequest r;
+  r.optimizations = opt;
+  return ExecutionPolicy::make(r, Environment::none());
+}
+
+// Two levels: 3 limbs (one digit of alpha = 4) and 12 limbs (three digits), N = 2^12.
+KeySwitchPlanner planner_of(const Optimizations& opt, std::size_t l2) {
+  return KeySwitchPlanner(policy_of(opt), l2, 1u << 12, 4, {{3, 1}, {12, 3}});
+}
+
+TEST(KeySwitchPlan, DataflowNames) {
+  EXPECT_EQ(dataflow_name(Dataflow::kAuto), "auto");
+  EXPECT_EQ(dataflow_name(Dataflow::kDSOB), "DSOB");
+  EXPECT_EQ(dataflow_name(Dataflow::kDPOB), "DPOB");
+  EXPECT_EQ(dataflow_name(Dataflow::kDSOC), "DSOC");
+  EXPECT_EQ(dataflow_name(Dataflow::kDPOC), "DPOC");
+}
+
+TEST(KeySwitchPlan, PlansWithoutABackend) {
+  const std::size_t limb = std::size_t{1} << 14;  // 4 N bytes
+  const KeySwitchPlanner all = planner_of(Optimizations::all(), 40u << 20);
+  const KeySwitchFootprint f = all.footprint(1);
+  EXPECT_EQ(f.mod_up, (12 + 3 * (12 + 4)) * limb);
+  EXPECT_EQ(f.mod_down, (2 * 4 + 4 * 12) * limb);
+  EXPECT_EQ(f.hoisted, 3 * (12 + 4) * limb);
+  EXPECT_EQ(all.cache_bytes(), 40u << 20);
+
+  const KeySwitchPlan p = all.plan(1, 5);
+  EXPECT_EQ(p.dataflow, Dataflow::kDPOB);
+  EXPECT_EQ(p.batch, 5u);  // five fit in 40 MB
+  EXPECT_EQ(p.mod_up.digit_groups, 1u);
+  EXPECT_FALSE(p.mod_up.transform_per_group);
+  EXPECT_EQ(p.chunks, 1u);
+  EXPECT_EQ(p.streams, 2u);
+  EXPECT_TRUE(p.mod_down_together);
+  EXPECT_EQ(all.plan(1, 5, 2).batch, 2u);  // a caller's batch size wins
+  EXPECT_EQ(all.plan_hoisted(1, 7).batch, 7u);
+  EXPECT_THROW(all.footprint(2), LevelError);
+
+  // Cheddar's order without multi-poly caching: one key switch, one input, one digit at a time.
+  Optimizations no_caching = Optimizations::all();
+  no_caching.multi_poly_caching = false;
+  const KeySwitchPlan serial = planner_of(no_caching, 40u << 20).plan(1, 5);
+  EXPECT_EQ(serial.batch, 1u);
+  EXPECT_EQ(serial.mod_up.digit_groups, 3u);
+  EXPECT_TRUE(serial.mod_up.transform_per_group);
+  EXPECT_TRUE(serial.mod_up.input_by_input);
+  EXPECT_FALSE(serial.mod_down_together);
+  EXPECT_EQ(planner_of(Optimizations::none(), 0).plan(1, 1).streams, 1u);
+
+  // Output chunking: a lone key switch at a level whose ModUp exceeds the cache runs DPOC.
+  Optimizations chunking = Optimizations::all();
+  chunking.output_chunking = true;
+  const KeySwitchPlanner small = planner_of(chunking, f.mod_up - 1);
+  EXPECT_TRUE(small.output_chunked(1));
+  EXPECT_FALSE(small.output_chunked(0));  // one digit: nothing to chunk
+  const KeySwitchPlan lone = small.plan(1, 1);
+  EXPECT_EQ(lone.dataflow, Dataflow::kDPOC);
+  EXPECT_EQ(lone.chunks, 4u);  // P, then each of the three digits' own limbs
+  EXPECT_EQ(small.plan(1, 2, 2).dataflow, Dataflow::kDPOB);
+  EXPECT_FALSE(planner_of(chunking, f.mod_up).output_chunked(1));
+  EXPECT_FALSE(planner_of(chunking, 0).output_chunked(1));  // no cache known (CPU)
+}
+
+TEST(KeySwitchPlan, WorkLanes) {
+  const ExecutionPolicy all = policy_of(Optimizations::all());
+  EXPECT_EQ(plan_work_lanes(all, 2, false), WorkLanes::kTwoStreams);
+  EXPECT_EQ(plan_work_lanes(all, 2, true), WorkLanes::kLockstep);  // forks do not nest
+  EXPECT_EQ(plan_work_lanes(all, 1, false), WorkLanes::kLockstep);
+  Optimizations caching_only = Optimizations::none();
+  caching_only.multi_poly_caching = true;
+  EXPECT_EQ(plan_work_lanes(policy_of(caching_only), 2, false), WorkLanes::kLockstep);
+  EXPECT_EQ(plan_work_lanes(policy_of(Optimizations::none()), 2, false), WorkLanes::kInOrder);
+}
+
+// A forced plan runs as given and gives the planner's words; a dataflow this build lacks, or one
+// that cannot run at the level, is refused before any work.
+TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
+  ContextOptions o;
+  o.backend = BackendChoice::kCpu;
+  o.allow_insecure = true;
+  o.threads = 2;
+  const ContextPtr ctx = Context::create(generated_params(12, 5), o);
+  KeyGenerator kg(ctx, seed_of(11));
+  const SecretKey sk = kg.create_secret_key();
+  const RelinKey rlk = kg.create_relin_key(sk);
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, sk, seed_of(12));
+  const Evaluator ev(ctx);
+  const KeySwitcher& ks = ev.key_switcher();
+  const u32 level = ctx->default_encryption_level();
+  const LevelData& lv = ctx->level(level);
+  Backend& be = ctx->backend();
+  std::vector<Ciphertext> cts;
+  std::vector<ConstPolyRef> d;
+  std::vector<const SwitchingKey*> keys;
+  for (int i = 0; i < 3; ++i) {
+    cts.push_back(encryptor.encrypt(enc.encode(random_slots(8), level)));
+    d.push_back(cts.back().poly(1).cref());
+    keys.push_back(&rlk.key());
+  }
+  const auto run = [&](const KeySwitchPlan* plan) {
+    std::vector<RnsPoly> outs;
+    std::vector<PolyRef> o0, o1;
+    for (int i = 0; i < 6; ++i)
+      outs.push_back(be.make_poly(lv.q_basis));
+    for (int i = 0; i < 3; ++i) {
+      o0.push_back(outs[2 * i].ref());
+      o1.push_back(outs[2 * i + 1].ref());
+    }
+    if (plan != nullptr)
+      ks.switch_keys(d, keys, level, o0, o1, *plan);
+    else
+      ks.switch_keys(d, keys, level, o0, o1);
+    u64 h = 1469598103934665603ull;
+    for (const RnsPoly& p : outs)
+      h = hash_poly(*ctx, p, h);
+    return h;
+  };
+  const u64 want = run(nullptr);
+  KeySwitchPlan forced;  // DPOB, batches of one, one stream, ModDown poly by poly
+  forced.streams = 1;
+  forced.mod_down_together = false;
+  EXPECT_EQ(run(&forced), want);
+  forced.batch = 2;
+  forced.streams = 2;
+  forced.mod_up = {.digit_groups = 2, .transform_per_group = true, .input_by_input = false};
+  EXPECT_EQ(run(&forced), want);
+  forced.mod_up = {.digit_groups = 3, .transform_per_group = false, .input_by_input = true};
+  EXPECT_EQ(run(&forced), want);
+  for (const Dataflow df : {Dataflow::kDSOB, Dataflow::kDSOC, Dataflow::kDPOC}) {
+    forced.dataflow = df;  // DPOC: no chunk plans without output chunking
+    EXPECT_THROW(run(&forced), ParameterError) << dataflow_name(df);
+  }
+}
+
+}  // namespace
+}  // namespace theo::test
