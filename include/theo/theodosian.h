@@ -9,6 +9,7 @@
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/ckks/graph.h"
 #include "theo/ckks/key_generator.h"
+#include "theo/ckks/key_switch_tuning.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/ckks/keys.h"
 #include "theo/ckks/serialization.h"

@@ -176,16 +176,18 @@ std::string TuningTable::to_json() const {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   if (gmtime_r(&now, &tm) != nullptr) std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  const json doc = {{"format", kFormat},
-                    {"version", kVersion},
-                    {"created", date},
-                    {"device", device_json(key_.device)},
-                    {"parameters",
-                     {{"fingerprint", key_.parameters},
-                      {"log_n", key_.log_n},
-                      {"alpha", key_.alpha},
-                      {"levels", std::move(shapes)}}},
-                    {"tuned", std::move(tuned)}};
+  const json doc = {
+      {"format", kFormat},
+      {"version", kVersion},
+      {"created", date},
+      {"device", device_json(key_.device)},
+      {"parameters",
+       {{"fingerprint", key_.parameters},
+        {"log_n", key_.log_n},
+        {"alpha", key_.alpha},
+        {"levels", std::move(shapes)}}},
+      {"execution", {{"cache_bytes", key_.cache_bytes}, {"switches", key_.execution}}},
+      {"tuned", std::move(tuned)}};
   return doc.dump(1) + "\n";
 }
 
@@ -224,6 +226,9 @@ TuningTable TuningTable::from_json(const std::string& text) {
     key.levels.push_back({static_cast<u32>(s[0].get<u64>()), static_cast<u32>(s[1].get<u64>()),
                           key.alpha, u32{1} << key.log_n});
   }
+  const json& exec = field(doc, "execution", "document");
+  key.cache_bytes = static_cast<std::size_t>(get_uint(exec, "cache_bytes", "execution"));
+  key.execution = get_string(exec, "switches", "execution");
   TuningTable table(std::move(key));
   const json& tuned = field(doc, "tuned", "document");
   if (!tuned.is_array()) fail("tuned is not an array");
@@ -361,6 +366,10 @@ TuningLoad load_tuning_table(const std::filesystem::path& path, const TuningKey&
           expected.parameters + ")";
   else if (got.levels != expected.levels)
     why = "its level shapes differ from the parameter set's";
+  else if (got.cache_bytes != expected.cache_bytes || got.execution != expected.execution)
+    why = "it was measured with another cache size or other optimizations (" +
+          std::to_string(got.cache_bytes) + " bytes, \"" + got.execution + "\"; now " +
+          std::to_string(expected.cache_bytes) + " bytes, \"" + expected.execution + "\")";
   if (!why.empty()) {
     r.status = TuningLoadStatus::kStale;
     r.message = "tuning table " + file + " is stale: " + why + "; ignored";

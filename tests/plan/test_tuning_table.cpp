@@ -34,6 +34,8 @@ TuningKey make_key(const std::string& fingerprint = "00112233445566778899aabbccd
   k.log_n = 16;
   k.alpha = 12;
   k.levels = {{2, 1, 12, 1u << 16}, {14, 2, 12, 1u << 16}, {47, 4, 12, 1u << 16}};
+  k.cache_bytes = 52428800;
+  k.execution = "fusion bconv_refined caching pipelining";
   return k;
 }
 
@@ -193,6 +195,7 @@ TEST(TuningTable, CorruptedFiles) {
       {"not an object", "[1, 2, 3]"},
       {"wrong format", edited([](json& j) { j["format"] = "something-else"; })},
       {"no device", edited([](json& j) { j.erase("device"); })},
+      {"no execution", edited([](json& j) { j.erase("execution"); })},
       {"sm_count a string", edited([](json& j) { j["device"]["sm_count"] = "132"; })},
       {"negative l2", edited([](json& j) { j["device"]["l2_bytes"] = -1; })},
       {"levels not pairs", edited([](json& j) { j["parameters"]["levels"][0] = json{1}; })},
@@ -252,6 +255,12 @@ TEST(TuningTable, StaleFiles) {
   k = make_key();
   k.levels[1].limbs = 15;
   expect_stale(k, "level shapes");
+  k = make_key();
+  k.cache_bytes = 1 << 20;
+  expect_stale(k, "another cache size");
+  k = make_key();
+  k.execution = "fusion";
+  expect_stale(k, "other optimizations");
 
   nlohmann::json j = nlohmann::json::parse(t.to_json());
   j["version"] = 99;

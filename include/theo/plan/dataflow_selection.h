@@ -35,10 +35,11 @@ struct KeySwitchOptions {
   // For a fixed output-chunked dataflow: 2..10 (0: the footprint model's chunks at each level).
   // Must be 0 for the others.
   u32 chunks = 0;
-  // Build the conversion tables of every dataflow and chunk count at every level, so that a
-  // forced choice (the tuner, benchmarks) can run any of them; otherwise only the selected
-  // ones are built.
+  // Build the conversion tables of every dataflow and chunk count at the levels in
+  // prepare_levels (empty: every level), so that a forced choice (the tuner, benchmarks) can run
+  // any of them there; otherwise only the selected ones are built.
   bool prepare_all = false;
+  std::vector<u32> prepare_levels;
   TuningOptions tuning;
 };
 // ParameterError naming the field when the options are inconsistent.

@@ -10,7 +10,8 @@
 // $XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning (docs/dataflows.md).
 //
 // The file carries its key (device name, SM count, L2 size, driver, compute capability; the
-// parameter fingerprint; N, alpha and every level's limbs and digits). A file that does not parse,
+// parameter fingerprint; N, alpha and every level's limbs and digits; the planner's cache size and
+// the optimization switches the key switches ran with). A file that does not parse,
 // breaks the format, or belongs to another device or parameter set is reported (status and
 // message) and not used; writing is atomic (a temporary file renamed over the old one) and a
 // failure is reported, never thrown.
@@ -38,6 +39,11 @@ struct TuningKey {
   u32 log_n = 0;
   u32 alpha = 0;
   std::vector<KeySwitchShape> levels;  // [level]
+  // How the key switches were run: the cache the planner fills (it sets DPOB's ModUp digit
+  // groups) and the optimization switches in effect, e.g. "fusion bconv_refined caching
+  // pipelining".
+  std::size_t cache_bytes = 0;
+  std::string execution;
   bool operator==(const TuningKey&) const = default;
 };
 
