@@ -1,7 +1,10 @@
 // theo_params: builds parameter sets of the dataflow study's grid (theo/math/parameter_grid.h)
 // and says which cells a Context accepts.
 //
-//   theo_params grid [--json]            every cell: status, alpha, log2(PQ) against the bound
+//   theo_params grid [--json] [--l2-mib M]
+//                                         every cell: status, alpha, log2(PQ) against the bound;
+//                                         with --l2-mib, the footprint model's dataflow for the
+//                                         top level on a GPU with that L2 (theo/plan/dataflow.h)
 //   theo_params cell --log-n 16 --limbs 30 --dnum 4 [--out set.json]
 //                                         one cell's set as a parameter file (stdout by default)
 
@@ -15,6 +18,7 @@
 #include "theo/errors.h"
 #include "theo/math/parameter_grid.h"
 #include "theo/math/security.h"
+#include "theo/plan/dataflow.h"
 
 namespace {
 
@@ -22,7 +26,7 @@ using namespace theo;
 
 [[noreturn]] void usage(const std::string& error) {
   std::cerr << "theo_params: " << error << "\n"
-            << "usage: theo_params grid [--json]\n"
+            << "usage: theo_params grid [--json] [--l2-mib M]\n"
                "       theo_params cell --log-n N --limbs L --dnum D [--out file.json]\n";
   std::exit(2);
 }
@@ -37,11 +41,16 @@ u32 number(const std::string& flag, const std::string& v) {
   usage("bad value '" + v + "' for " + flag);
 }
 
-int grid(bool as_json) {
+int grid(bool as_json, u32 l2_mib) {
   nlohmann::json out = nlohmann::json::array();
   int ok = 0;
   for (const GridCell& c : dataflow_grid()) {
     const GridCellReport r = check_grid_cell(c);
+    std::string model;
+    if (l2_mib != 0 && r.status != GridCellStatus::kUnrealizable) {
+      const KeySwitchShape shape{c.limbs, c.dnum, r.alpha, u32{1} << c.log_n};
+      model = choice_name(model_choice(shape, std::size_t{l2_mib} << 20));
+    }
     if (as_json) {
       out.push_back({{"name", grid_cell_name(c)},
                      {"log_n", c.log_n},
@@ -51,10 +60,12 @@ int grid(bool as_json) {
                      {"alpha", r.alpha},
                      {"log2_pq", r.log2_pq},
                      {"bound", r.bound},
-                     {"reason", r.reason}});
+                     {"reason", r.reason},
+                     {"model_choice", model}});
     } else {
-      std::printf("%-18s %-12s alpha %2u  log2(PQ) %7.1f / %4.0f  %s\n", grid_cell_name(c).c_str(),
-                  grid_cell_status_name(r.status), r.alpha, r.log2_pq, r.bound, r.reason.c_str());
+      std::printf("%-18s %-12s alpha %2u  log2(PQ) %7.1f / %4.0f  %-8s %s\n",
+                  grid_cell_name(c).c_str(), grid_cell_status_name(r.status), r.alpha, r.log2_pq,
+                  r.bound, model.c_str(), r.reason.c_str());
     }
     ok += r.status == GridCellStatus::kOk;
   }
@@ -112,13 +123,17 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "grid") {
       bool as_json = false;
+      u32 l2_mib = 0;
       for (int i = 2; i < argc; ++i) {
-        if (std::string(argv[i]) == "--json")
+        const std::string a = argv[i];
+        if (a == "--json")
           as_json = true;
+        else if (a == "--l2-mib" && i + 1 < argc)
+          l2_mib = number(a, argv[++i]);
         else
-          usage(std::string("unknown option ") + argv[i]);
+          usage("unknown option " + a);
       }
-      return grid(as_json);
+      return grid(as_json, l2_mib);
     }
     if (cmd == "cell") return cell(argc, argv);
     usage("unknown command '" + cmd + "'");

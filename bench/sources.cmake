@@ -34,6 +34,8 @@ target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_report.cpp)
+# theo_bench --dataflows: the key-switching dataflows over the parameter grid (dataflows_bench.h).
+target_sources(theo_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/dataflows_bench.cpp)
 # theo_bench --ablation: the optimizations added one at a time (ablation_bench.h).
 target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ablation_steps.cpp
@@ -50,6 +52,13 @@ if(THEO_BUILD_TESTS)
   add_test(NAME theo_bench_ablation_cpu
            COMMAND theo_bench --ablation --preset test_boot_n12 --backend cpu --quick --threads 2)
   set_tests_properties(theo_bench_ablation_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 300)
+  # CI smoke test of `theo_bench --dataflows` on the CPU: one small (insecure) cell, every
+  # dataflow, outputs hashed against DPOB's.
+  add_test(NAME theo_bench_dataflows_cpu
+           COMMAND theo_bench --dataflows --backend cpu --cells 11,10,4 --insecure --quick --check
+                   --threads 2)
+  set_tests_properties(theo_bench_dataflows_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 120
+                       FAIL_REGULAR_EXPRESSION "differs from DPOB")
 endif()
 
 # theo_helr_bench: HELR training on the digits, ms per iteration with a phase breakdown, accuracy
