@@ -48,7 +48,7 @@ struct PreparedCase {
 
 struct BenchCase {
   std::string name;
-  std::string bytes_formula;  // the model, as printed by --list and written in NOTES.md
+  std::string bytes_formula;  // the model, as printed by --list and written in docs/benchmarks.md
   std::function<PreparedCase(CaseEnv&)> prepare;
 };
 

@@ -1,5 +1,5 @@
 // theo_bench: times registered benchmark cases and prints one JSON record per (op, limbs), after a
-// header record that says what ran where. See bench/NOTES.md for the traffic models.
+// header record that says what ran where. See docs/benchmarks.md for the traffic models.
 
 #include <cstdlib>
 #include <fstream>

@@ -1,5 +1,6 @@
 // Ring-level benchmark cases: one Backend op each. Traffic models count each input word read
-// once and each output word written once (4 bytes per word, tables excluded); see NOTES.md.
+// once and each output word written once (4 bytes per word, tables excluded); see
+// docs/benchmarks.md.
 
 #include <memory>
 

@@ -224,6 +224,21 @@ inline WPlaintext encode_values(const SessionPtr& s, nb::handle values, std::opt
   return WPlaintext{s, std::move(pt), !v.is_complex};
 }
 
+// Binds `encode(values, level=None, scale=None) -> Plaintext` on a class whose objects hold the
+// Session (Context, Encoder).
+template <typename W>
+void def_encode(nb::class_<W>& cls, const char* doc) {
+  cls.def(
+      "encode",
+      [](const W& w, nb::handle values, std::optional<u32> level, std::optional<double> scale) {
+        return encode_values(w.s, values, level, scale);
+      },
+      "values"_a, "level"_a = nb::none(), "scale"_a = nb::none(),
+      nb::sig("def encode(self, values: numpy.typing.ArrayLike, level: int | None = None, "
+              "scale: float | None = None) -> Plaintext"),
+      doc);
+}
+
 // Evaluation keys: the explicit argument, else the Evaluator's, else the Context's.
 inline std::shared_ptr<const theo::RelinKey> pick_relin(const SessionPtr& s, const WEvaluator* ev,
                                                         const WRelinKey* given, const char* op) {
@@ -268,6 +283,30 @@ template <typename F>
 inline void run_void(F&& f) {
   nb::gil_scoped_release release;
   f();
+}
+
+inline WPlaintext deep_copy(const WPlaintext& p) {
+  return WPlaintext{p.s, p.s->evaluator.clone(p.pt), p.real};
+}
+inline WCiphertext deep_copy(const WCiphertext& c) {
+  return WCiphertext{c.s, c.s->evaluator.clone(c.ct), c.real};
+}
+
+// Ciphertext.serialize(): the binary form, made with the GIL released.
+inline nb::bytes serialize_ciphertext(const WCiphertext& c) {
+  std::vector<std::uint8_t> bytes;
+  {
+    nb::gil_scoped_release release;
+    bytes = theo::serialize(*c.s->ctx, c.ct);
+  }
+  return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+// Context.deserialize / Ciphertext.deserialize.
+inline WCiphertext deserialize_ciphertext(const SessionPtr& s, nb::bytes data) {
+  std::vector<std::uint8_t> bytes(
+      reinterpret_cast<const std::uint8_t*>(data.c_str()),
+      reinterpret_cast<const std::uint8_t*>(data.c_str()) + data.size());
+  return run_ct(s, false, [&] { return theo::deserialize_ciphertext(s->ctx, bytes); });
 }
 
 inline bool is_scalar(nb::handle h) {
@@ -402,6 +441,22 @@ inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
   }));
 }
 
+// a += b / a -= b (op kAdd / kSub): in place for a Ciphertext b (a rebound, as
+// Evaluator::add_inplace does), else a new Ciphertext as for a + b / a - b.
+inline nb::object ct_add_sub_inplace(nb::handle self, nb::handle b, Op op) {
+  auto& a = nb::cast<WCiphertext&>(self);
+  if (!nb::isinstance<WCiphertext>(b)) return ct_binary(a, b, op);
+  auto& o = nb::cast<WCiphertext&>(b);
+  run_void([&] {
+    if (op == Op::kAdd)
+      a.s->evaluator.add_inplace(a.ct, o.ct);
+    else
+      a.s->evaluator.sub_inplace(a.ct, o.ct);
+  });
+  a.real = a.real && o.real;
+  return nb::borrow(self);
+}
+
 inline WCiphertext ct_rotate(const WCiphertext& a, int r) {
   auto gk = pick_galois(a.s, nullptr, nullptr, "rotate");
   return run_ct(a.s, a.real, [&] { return a.s->evaluator.rotate(a.ct, r, *gk); });
@@ -507,8 +562,14 @@ inline void register_exceptions(nb::module_& m) {
   });
 }
 
-// Defined in circuits_bindings.cpp: Chebyshev series, polynomial evaluation, linear transforms,
+// The bindings of one topic each (<topic>_bindings.cpp), called in this order by NB_MODULE
+// (theodosian_ext.cpp); circuits: Chebyshev series, polynomial evaluation, linear transforms,
 // EvalMod and bootstrapping.
+void bind_context(nb::module_& m);
+void bind_values(nb::module_& m);
+void bind_keys(nb::module_& m);
+void bind_encoding(nb::module_& m);
+void bind_evaluator(nb::module_& m);
 void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
 

@@ -7,7 +7,44 @@
 
 #include "theo/errors.h"
 
+#ifdef THEO_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
 namespace theo {
+
+#ifdef THEO_HAVE_CUDA
+
+std::unique_ptr<Backend> make_cuda_backend(const RingParams& ring,
+                                           const KernelTuningOverrides& overrides) {
+  if (!cuda_available()) throw BackendError("make_cuda_backend: no usable CUDA GPU");
+  // The overrides come from the ExecutionPolicy (THEO_PDL, THEO_NTT_* at Context creation) for
+  // before / after runs of one binary; cuda::set_tuning still decides afterwards.
+  cuda::Tuning t;
+  if (!overrides.programmatic_launch) t.programmatic_launch = 0;
+  if (overrides.ntt_row_otf) t.ntt.row_otf = *overrides.ntt_row_otf;
+  if (overrides.ntt_rows_resident) t.ntt.rows_resident = *overrides.ntt_rows_resident;
+  if (overrides.ntt_rows_persistent_tiles)
+    t.ntt.rows_persistent_tiles = *overrides.ntt_rows_persistent_tiles;
+  if (overrides.ntt_cols_wide) t.ntt.cols_wide = *overrides.ntt_cols_wide;
+  return cuda::make_backend(ring, t);
+}
+
+bool cuda_available() {
+  return cuda::device_available();
+}
+
+#else
+
+std::unique_ptr<Backend> make_cuda_backend(const RingParams&, const KernelTuningOverrides&) {
+  throw BackendError("make_cuda_backend: this build of theodosian has no CUDA backend");
+}
+
+bool cuda_available() {
+  return false;
+}
+
+#endif
 
 KernelTuningOverrides KernelTuningOverrides::from(const Environment& env) {
   KernelTuningOverrides t;

@@ -1,5 +1,5 @@
 #pragma once
-// The fork / end_fork / join protocol of Backend (theo/ring/backend.h, "second stream"), checked
+// The fork / end_fork / join protocol of StreamControl (theo/ring/stream_control.h), checked
 // the same way by every backend so that a misuse found on the CPU is the one the GPU would hit.
 //
 // A Context may be shared by several threads, so a fork belongs to the thread that opened it: only
@@ -16,7 +16,6 @@
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -65,15 +64,6 @@ class ForkState {
     const bool same = it->second == lane_;
     tags_.erase(it);
     return same ? FreeRule::kLane : FreeRule::kHold;
-  }
-
-  // Host-side work (upload, download, capture begin / end) waits for neither stream's branch
-  // bookkeeping; it belongs before fork() or after join().
-  void refuse(std::string_view op) const {
-    if (mine())
-      throw BackendError(std::string(op) +
-                         " is not allowed between fork() and join() (do it before the fork or "
-                         "after the join)");
   }
 
  private:

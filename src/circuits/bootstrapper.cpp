@@ -376,7 +376,7 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   // §IV-B). Without it but with multi-poly caching they run in lockstep as one batch
   // (EvalMod::evaluate_batch: each key switch and rescale one set of launches over both, the
   // relinearization key read once). On the H200 the two streams win in a graph (16.5 against
-  // 17.2 ms for bootparam_40; bench/NOTES.md). Same words either way.
+  // 17.2 ms for bootparam_40; docs/performance-journal.md). Same words either way.
   const WorkLanes lanes = plan_work_lanes(ctx_->policy(), 2, be.forked());
   if (lanes == WorkLanes::kTwoStreams) {
     ForkScope fork(be);

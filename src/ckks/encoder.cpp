@@ -10,10 +10,10 @@
 #include <thread>
 #include <utility>
 
-#include "backend/cpu/thread_pool.h"
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
 #include "ckks/special_fft.h"
+#include "common/thread_pool.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -150,7 +150,7 @@ std::vector<Plaintext> Encoder::encode_batch(
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   // Chunks bound the host memory in flight; each chunk's host halves run in parallel.
   const std::size_t chunk = 2 * static_cast<std::size_t>(threads);
-  std::optional<cpu::ThreadPool> pool;
+  std::optional<ThreadPool> pool;
   if (threads > 1 && values.size() > 1) pool.emplace(threads);
   std::vector<HostPlaintext> host(std::min(chunk, values.size()));
   for (std::size_t first = 0; first < values.size(); first += chunk) {

@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "backend/cpu/thread_pool.h"
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
+#include "common/thread_pool.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
 
@@ -49,7 +49,7 @@ std::vector<std::vector<i32>> KeyGenerator::sample_errors(u32 count) {
   const std::size_t jobs = static_cast<std::size_t>(count) * pieces;
   const unsigned threads = std::thread::hardware_concurrency();
   if (threads > 1 && jobs > 1) {
-    if (!pool_) pool_ = std::make_shared<cpu::ThreadPool>(threads);
+    if (!pool_) pool_ = std::make_shared<ThreadPool>(threads);
     pool_->run(jobs, map_piece);
   } else {
     for (std::size_t j = 0; j < jobs; ++j)

@@ -3,8 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "theo/ring/shape_checks.h"
-
 namespace theo {
 
 Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
@@ -26,51 +24,44 @@ Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
   }
 }
 
-void Backend::bconv_matmul_batch(std::span<const BConvJob> jobs) {
+// The default implementations: the words of the ops they compose, on arguments the public op
+// checked (so the parts are called unchecked).
+
+void Backend::do_bconv_matmul_batch(std::span<const BConvJob> jobs) {
   for (const BConvJob& j : jobs)
-    if (j.plan == nullptr) throw ParameterError("bconv_matmul_batch: a job has no plan");
-  checks::bconv_jobs_independent("bconv_matmul_batch", jobs);
-  for (const BConvJob& j : jobs)
-    bconv_matmul(*j.plan, j.in, j.out);
+    do_bconv_matmul(*j.plan, j.in, j.out);
 }
 
-void Backend::key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
-                                 std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                                 std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                                 ConstPolyRef add0) {
-  checks::key_mult_rotations_args("key_mult_rotations", *this, digits, gs, kb, ka, out0, out1,
-                                  add0);
+void Backend::do_key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                                    std::span<const ConstPolyRef> kb,
+                                    std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                                    std::span<const PolyRef> out1, ConstPolyRef add0) {
   const std::size_t d = digits.size();
   for (std::size_t r = 0; r < gs.size(); ++r)
-    key_mult_automorphed(digits, gs[r], kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],
-                         out1[r], add0);
+    do_key_mult_automorphed(digits, gs[r], kb.subspan(r * d, d), ka.subspan(r * d, d), out0[r],
+                            out1[r], add0);
 }
 
-void Backend::tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
-                            PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s) {
-  checks::tensor_args("tensor_scaled", *this, a0, a1, b0, b1, d0, d1, d2);
-  checks::limb_consts("tensor_scaled", "s", *this, a0, s);
+void Backend::do_tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                               PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s) {
   RnsPoly sa0 = make_poly(a0.basis), sa1 = make_poly(a1.basis);
-  mul_scalar(a0, s, sa0.ref());
-  mul_scalar(a1, s, sa1.ref());
-  tensor(sa0.cref(), sa1.cref(), b0, b1, d0, d1, d2);
+  do_mul_scalar(a0, s, sa0.ref());
+  do_mul_scalar(a1, s, sa1.ref());
+  do_tensor(sa0.cref(), sa1.cref(), b0, b1, d0, d1, d2);
 }
 
-void Backend::key_mult_add_scaled(std::span<const ConstPolyRef> digits,
-                                  std::span<const ConstPolyRef> kb,
-                                  std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
-                                  ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) {
-  checks::key_mult_args("key_mult_add_scaled", *this, digits, kb, ka, out0, out1);
-  checks::key_mult_add_scaled("key_mult_add_scaled", *this, a0, a1, s, out0, out1);
-  key_mult(digits, kb, ka, out0, out1);
-  mul_scalar_add(a0, s, out0, out0);
-  mul_scalar_add(a1, s, out1, out1);
+void Backend::do_key_mult_add_scaled(std::span<const ConstPolyRef> digits,
+                                     std::span<const ConstPolyRef> kb,
+                                     std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                     ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) {
+  do_key_mult(digits, kb, ka, out0, out1);
+  do_mul_scalar_add(a0, s, out0, out0);
+  do_mul_scalar_add(a1, s, out1, out1);
 }
 
-void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
-                            std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                            std::span<const PolyRef> out1) {
-  checks::key_mult_sums_args("key_mult_sums", *this, d, kb, ka, out0, out1);
+void Backend::do_key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                               std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                               std::span<const PolyRef> out1) {
   const std::size_t k_terms = kb.size();
   for (std::size_t g = 0; g < out0.size(); ++g) {
     std::vector<ConstPolyRef> dg, bg, ag;
@@ -80,7 +71,7 @@ void Backend::key_mult_sums(std::span<const ConstPolyRef> d, std::span<const Con
       bg.push_back(kb[k]);
       ag.push_back(ka[k]);
     }
-    key_mult(dg, bg, ag, out0[g], out1[g]);
+    do_key_mult(dg, bg, ag, out0[g], out1[g]);
   }
 }
 

@@ -100,10 +100,7 @@ void key_mult_rotations_args(std::string_view op, const Backend& be,
                  std::to_string(out0.size()) + " out0, " + std::to_string(out1.size()) + " out1)");
   }
   for (std::size_t i = 0; i < r; ++i) {
-    if (gs[i] % 2 == 0) {
-      fail(op, indexed("gs", i) + " = " + std::to_string(gs[i]) +
-                   " is even; a Galois element must be odd");
-    }
+    galois(op, indexed("gs", i), gs[i]);
     key_mult_args(op, be, digits, kb.subspan(i * d, d), ka.subspan(i * d, d), out0[i], out1[i]);
     key_mult_add0(op, be, add0, out0[i], out1[i]);
     for (std::size_t j = 0; j < r; ++j) {
@@ -224,21 +221,58 @@ void tensor_args(std::string_view op, const Backend& be, ConstPolyRef a0, ConstP
   no_alias(op, "d1", d1, "d2", d2);
 }
 
-bool transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
+bool consts_per_poly(std::span<const PolyRef> polys, std::span<const u32> consts) {
+  std::size_t total = 0;
+  for (const PolyRef& p : polys)
+    total += p.limbs();
+  return polys.size() > 1 && consts.size() == total;
+}
+
+void galois(std::string_view op, std::string_view arg, u32 k) {
+  if (k % 2 == 0)
+    fail(op,
+         std::string(arg) + " = " + std::to_string(k) + " is even; a Galois element must be odd");
+}
+
+void batch_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
+                std::span<const ConstPolyRef> b, std::span<const PolyRef> out) {
+  same_count(op, "a", a.size(), "b", b.size());
+  same_count(op, "a", a.size(), "out", out.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const std::string ak = indexed("a", k), ok = indexed("out", k);
+    poly(op, ak, be, a[k]);
+    same_shape(op, ak, a[k], indexed("b", k), b[k]);
+    same_shape(op, ak, a[k], ok, out[k]);
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      if (j == k) continue;
+      no_alias(op, ok, out[k], indexed("a", j), a[j]);
+      no_alias(op, ok, out[k], indexed("b", j), b[j]);
+      if (j > k) no_alias(op, ok, out[k], indexed("out", j), out[j]);
+    }
+  }
+}
+
+void bconv_args(std::string_view op, const Backend& be, const BConvPlan& plan, ConstPolyRef in,
+                ConstPolyRef out) {
+  poly(op, "in", be, in);
+  poly(op, "out", be, out);
+  same_shape(op, "plan.src", ConstPolyRef{in.data, in.n, plan.src()}, "in", in);
+  same_shape(op, "plan.dst", ConstPolyRef{out.data, out.n, plan.dst()}, "out", out);
+  no_alias(op, "in", in, "out", out);
+}
+
+void transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
                     std::span<const PolyRef> polys, std::span<const u32> consts,
                     std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  std::size_t total = 0;
   for (std::size_t k = 0; k < polys.size(); ++k) {
     const std::string arg = indexed("polys", k);
     poly(op, arg, be, polys[k]);
-    total += polys[k].limbs();
     for (std::size_t j = 0; j < k; ++j)
       no_alias(op, indexed("polys", j), polys[j], arg, polys[k]);
   }
-  bool per_poly = false;
   if (!consts.empty()) {
     if (polys.empty()) fail(op, std::string(consts_name) + " given without polys");
-    per_poly = polys.size() > 1 && consts.size() == total;
+    const bool per_poly = consts_per_poly(polys, consts);
     std::size_t offset = 0;
     for (std::size_t k = 0; k < polys.size(); ++k) {
       if (per_poly) {
@@ -275,7 +309,6 @@ bool transform_args(std::string_view op, std::string_view consts_name, const Bac
       }
     }
   }
-  return per_poly;
 }
 
 void sub_mul_epilogue_args(std::string_view op, const Backend& be, std::span<const PolyRef> polys,

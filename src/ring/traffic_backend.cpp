@@ -79,44 +79,44 @@ class RecordingBackend final : public Backend {
 
   // ---- memory -----------------------------------------------------------------------------
   std::shared_ptr<Allocator> allocator() override { return inner_->allocator(); }
-  void upload(const u32* host, PolyRef dst) override {
+  void do_upload(const u32* host, PolyRef dst) override {
     run(
         "upload", [&] { return traffic_model::upload(dst); }, [&] { inner_->upload(host, dst); });
   }
-  void download(ConstPolyRef src, u32* host) override {
+  void do_download(ConstPolyRef src, u32* host) override {
     run(
         "download", [&] { return traffic_model::download(src); },
         [&] { inner_->download(src, host); });
   }
-  void copy(ConstPolyRef src, PolyRef dst) override {
+  void do_copy(ConstPolyRef src, PolyRef dst) override {
     run(
         "copy", [&] { return traffic_model::copy(src, dst); }, [&] { inner_->copy(src, dst); });
   }
-  void fill_zero(PolyRef dst) override {
+  void do_fill_zero(PolyRef dst) override {
     run(
         "fill_zero", [&] { return traffic_model::write_only(dst); },
         [&] { inner_->fill_zero(dst); });
   }
-  void synchronize() override { inner_->synchronize(); }
+  void do_synchronize() override { inner_->synchronize(); }
 
   // ---- NTT --------------------------------------------------------------------------------
-  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
+  void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+              std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
     run(
         "ntt",
         [&] { return traffic_model::ntt(polys, !pre_consts.empty(), ring_.log_n, !echo.empty()); },
         [&] { inner_->ntt(polys, pre_consts, src, echo); });
   }
-  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-            std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
+  void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+               std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
     run(
         "intt",
         [&] { return traffic_model::ntt(polys, !post_consts.empty(), ring_.log_n, !echo.empty()); },
         [&] { inner_->intt(polys, post_consts, src, echo); });
   }
-  void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                          std::span<const ConstPolyRef> a, u32 first,
-                          std::span<const u32> s) override {
+  void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                             std::span<const ConstPolyRef> a, u32 first,
+                             std::span<const u32> s) override {
     run(
         "ntt_sub_mul_scalar",
         [&] {
@@ -126,21 +126,21 @@ class RecordingBackend final : public Backend {
   }
 
   // ---- basis conversion -------------------------------------------------------------------
-  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
-                                              bool exact) override {
+  std::shared_ptr<const BConvPlan> do_make_bconv(const Basis& src, const Basis& dst,
+                                                 bool exact) override {
     return inner_->make_bconv(src, dst, exact);
   }
-  void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
+  void do_bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
     run(
         "bconv", [&] { return traffic_model::bconv(plan, in, out, true); },
         [&] { inner_->bconv(plan, in, out); });
   }
-  void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
+  void do_bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override {
     run(
         "bconv_matmul", [&] { return traffic_model::bconv(plan, in, out, false); },
         [&] { inner_->bconv_matmul(plan, in, out); });
   }
-  void bconv_matmul_batch(std::span<const BConvJob> jobs) override {
+  void do_bconv_matmul_batch(std::span<const BConvJob> jobs) override {
     run(
         "bconv_matmul",
         [&] {
@@ -153,91 +153,92 @@ class RecordingBackend final : public Backend {
   }
 
   // ---- element-wise -----------------------------------------------------------------------
-  void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+  void do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
     run(
         "add", [&] { return traffic_model::elementwise(out, 2, 0); },
         [&] { inner_->add(a, b, out); });
   }
-  void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+  void do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
     run(
         "sub", [&] { return traffic_model::elementwise(out, 2, 0); },
         [&] { inner_->sub(a, b, out); });
   }
-  void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                 std::span<const PolyRef> out) override {
+  void do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                    std::span<const PolyRef> out) override {
     run(
         "add_batch", [&] { return traffic_model::elementwise_batch(out); },
         [&] { inner_->add_batch(a, b, out); });
   }
-  void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                 std::span<const PolyRef> out) override {
+  void do_sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                    std::span<const PolyRef> out) override {
     run(
         "sub_batch", [&] { return traffic_model::elementwise_batch(out); },
         [&] { inner_->sub_batch(a, b, out); });
   }
-  void neg(ConstPolyRef a, PolyRef out) override {
+  void do_neg(ConstPolyRef a, PolyRef out) override {
     run(
         "neg", [&] { return traffic_model::elementwise(out, 1, 0); }, [&] { inner_->neg(a, out); });
   }
-  void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
+  void do_mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
     run(
         "mul", [&] { return traffic_model::elementwise(out, 2, 1); },
         [&] { inner_->mul(a, b, out); });
   }
-  void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override {
+  void do_mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override {
     run(
         "mul_add", [&] { return traffic_model::elementwise(out, 3, 1); },
         [&] { inner_->mul_add(a, b, c, out); });
   }
-  void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
+  void do_mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
     run(
         "mul_scalar", [&] { return traffic_model::elementwise(out, 1, 1); },
         [&] { inner_->mul_scalar(a, s, out); });
   }
-  void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
+  void do_add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
     run(
         "add_scalar", [&] { return traffic_model::elementwise(out, 1, 0); },
         [&] { inner_->add_scalar(a, s, out); });
   }
-  void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
-                      PolyRef out) override {
+  void do_mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                         PolyRef out) override {
     run(
         "mul_scalar_add", [&] { return traffic_model::elementwise(out, 2, 1); },
         [&] { inner_->mul_scalar_add(a, s, b, out); });
   }
-  void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
-                      PolyRef out) override {
+  void do_sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                         PolyRef out) override {
     run(
         "sub_mul_scalar", [&] { return traffic_model::elementwise(out, 2, 1); },
         [&] { inner_->sub_mul_scalar(a, b, s, out); });
   }
-  void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
-                      PolyRef out) override {
+  void do_mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                         PolyRef out) override {
     run(
         "mul_scalar_sum", [&] { return traffic_model::mul_scalar_sum(a, out); },
         [&] { inner_->mul_scalar_sum(a, s, out); });
   }
-  void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
-              PolyRef d1, PolyRef d2) override {
+  void do_tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                 PolyRef d1, PolyRef d2) override {
     run(
         "tensor", [&] { return traffic_model::tensor(d0); },
         [&] { inner_->tensor(a0, a1, b0, b1, d0, d1, d2); });
   }
-  void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
-                     PolyRef d1, PolyRef d2, std::span<const u32> s) override {
+  void do_tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                        PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s) override {
     run(
         "tensor", [&] { return traffic_model::tensor(d0); },
         [&] { inner_->tensor_scaled(a0, a1, b0, b1, d0, d1, d2, s); });
   }
-  void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
-                std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
+  void do_key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                   std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override {
     run(
         "key_mult", [&] { return traffic_model::key_mult(digits, out0); },
         [&] { inner_->key_mult(digits, kb, ka, out0, out1); });
   }
-  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
-                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
-                           ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s) override {
+  void do_key_mult_add_scaled(std::span<const ConstPolyRef> digits,
+                              std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                              PolyRef out0, PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
+                              std::span<const u32> s) override {
     // key_mult's words plus a0 and a1 read once; one multiply-add per added word.
     run(
         "key_mult_add_scaled",
@@ -249,9 +250,9 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_add_scaled(digits, kb, ka, out0, out1, a0, a1, s); });
   }
-  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
-                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                            PolyRef out0, PolyRef out1, ConstPolyRef add0) override {
+  void do_key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                               std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                               PolyRef out0, PolyRef out1, ConstPolyRef add0) override {
     // Same words moved as key_mult (the digits are gathered through the permutation), plus add0.
     run(
         "key_mult_automorphed",
@@ -262,10 +263,10 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_automorphed(digits, g, kb, ka, out0, out1, add0); });
   }
-  void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
-                          std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                          std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                          ConstPolyRef add0) override {
+  void do_key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                             std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                             std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                             ConstPolyRef add0) override {
     // The digits (and add0) once for all rotations; each rotation's keys and outputs.
     run(
         "key_mult_rotations",
@@ -281,9 +282,9 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_rotations(digits, gs, kb, ka, out0, out1, add0); });
   }
-  void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
-                     std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                     std::span<const PolyRef> out1) override {
+  void do_key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                        std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                        std::span<const PolyRef> out1) override {
     // kb / ka once for all sums, every present d once, every output written once.
     run(
         "key_mult_sums",
@@ -304,33 +305,33 @@ class RecordingBackend final : public Backend {
         },
         [&] { inner_->key_mult_sums(d, kb, ka, out0, out1); });
   }
-  void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
+  void do_mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
     run(
         "mul_monomial", [&] { return traffic_model::elementwise(out, 1, 1); },
         [&] { inner_->mul_monomial(a, k, out); });
   }
 
   // ---- automorphism -----------------------------------------------------------------------
-  void automorphism(ConstPolyRef in, u32 k, PolyRef out) override {
+  void do_automorphism(ConstPolyRef in, u32 k, PolyRef out) override {
     run(
         "automorphism", [&] { return traffic_model::elementwise(out, 1, 0); },
         [&] { inner_->automorphism(in, k, out); });
   }
-  void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
-                        bool accumulate) override {
+  void do_automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
+                           bool accumulate) override {
     run(
         "automorphism_sum", [&] { return traffic_model::automorphism_sum(ins, out, accumulate); },
         [&] { inner_->automorphism_sum(ins, ks, out, accumulate); });
   }
 
   // ---- capture ----------------------------------------------------------------------------
-  void begin_capture() override {
+  void do_begin_capture() override {
     inner_->begin_capture();
     captured_.clear();
     capture_base_ = current_op_scope();
     capturing_ = true;
   }
-  std::unique_ptr<CapturedWork> end_capture() override {
+  std::unique_ptr<CapturedWork> do_end_capture() override {
     std::unique_ptr<CapturedWork> work = inner_->end_capture();
     capturing_ = false;
     return std::make_unique<RecordingCapturedWork>(std::move(work), *inner_, rec_,
@@ -352,8 +353,8 @@ class RecordingBackend final : public Backend {
   void set_bconv_refined(bool on) override { inner_->set_bconv_refined(on); }
 
   // ---- sampling ---------------------------------------------------------------------------
-  void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
-                      PolyRef out) override {
+  void do_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                         PolyRef out) override {
     run(
         "sample_uniform", [&] { return traffic_model::write_only(out); },
         [&] { inner_->sample_uniform(seed, stream_id, out); });

@@ -1,10 +1,13 @@
 // Key-switching fusion (Optimizations::fusion, src/ckks/fusion.h) is bit-exact: every mechanism
 // that uses the fused transforms (ModUp, ModDown, rescale, ModDown + rescale, extend, ModRaise)
-// gives the same words on a Context with fusion and on one without, same seeds.
+// gives on the backend under test, with fusion and without, the words of a CPU Context without
+// fusion, same seeds. Built for the CPU and into test_cuda_fusion for the GPU
+// (tests/backend_test.h).
 
 #include <map>
 #include <string>
 
+#include "backend_test.h"
 #include "ckks/ckks_test_util.h"
 #include "theo/circuits/circuits.h"
 #include "theo/ring/traffic.h"
@@ -14,9 +17,9 @@ namespace {
 
 using Hashes = std::map<std::string, u64>;
 
-ContextPtr context_with(const ParameterSet& p, bool fusion) {
+ContextPtr context_with(const ParameterSet& p, BackendChoice backend, bool fusion) {
   ContextOptions o;
-  o.backend = BackendChoice::kCpu;
+  o.backend = backend;
   o.allow_insecure = true;
   o.optimizations.fusion = fusion;
   return Context::create(p, o);
@@ -36,8 +39,8 @@ u64 hash_polys(const Context& ctx, const std::vector<RnsPoly>& polys) {
   return h;
 }
 
-Hashes run_mechanisms(const ParameterSet& params, bool fusion) {
-  const ContextPtr ctx = context_with(params, fusion);
+Hashes run_mechanisms(const ParameterSet& params, BackendChoice backend, bool fusion) {
+  const ContextPtr ctx = context_with(params, backend, fusion);
   KeyGenerator kg(ctx, seed_of(42));
   const SecretKey sk = kg.create_secret_key();
   const RelinKey rlk = kg.create_relin_key(sk);
@@ -114,31 +117,50 @@ Hashes run_mechanisms(const ParameterSet& params, bool fusion) {
   return h;
 }
 
-void expect_same(const Hashes& fused, const Hashes& plain) {
-  ASSERT_EQ(fused.size(), plain.size());
-  for (const auto& [what, hash] : plain)
-    EXPECT_EQ(fused.at(what), hash) << what << ": fusion changed the words";
+void expect_same(const Hashes& got, const Hashes& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [op, hash] : want)
+    EXPECT_EQ(got.at(op), hash) << what << ": " << op << " differs from the CPU without fusion";
 }
 
-TEST(CkksFusion, MechanismsBitExactN12) {
+class CkksFusion : public OnBackend {
+ protected:
+  // Runs `run(backend, fusion)` fused and unfused on the backend under test against the CPU
+  // unfused (on the CPU the unfused run is that reference).
+  template <typename Run>
+  void expect_cpu_words(const std::string& what, Run run) {
+    const Hashes want = run(BackendChoice::kCpu, false);
+    expect_same(run(backend(), true), want, what + " fused");
+    if (!on_cpu()) expect_same(run(backend(), false), want, what + " unfused");
+  }
+};
+
+TEST_P(CkksFusion, MechanismsBitExactN12) {
   const ParameterSet p = generated_params(12, 6);
-  expect_same(run_mechanisms(p, true), run_mechanisms(p, false));
+  expect_cpu_words("N=2^12",
+                   [&](BackendChoice b, bool fusion) { return run_mechanisms(p, b, fusion); });
 }
 
-TEST(CkksFusion, MechanismsBitExactBootPreset) {
-  const ParameterSet p = load_preset("test_boot_n12");
-  expect_same(run_mechanisms(p, true), run_mechanisms(p, false));
+// The GPU also runs the full-size preset (N = 2^16): its kernels take other paths there.
+TEST_P(CkksFusion, MechanismsBitExactBootPresets) {
+  std::vector<const char*> presets = {"test_boot_n12"};
+  if (!on_cpu()) presets.push_back("bootparam_40");
+  for (const char* preset : presets) {
+    const ParameterSet p = load_preset(preset);
+    expect_cpu_words(preset,
+                     [&](BackendChoice b, bool fusion) { return run_mechanisms(p, b, fusion); });
+  }
 }
 
 // The switch reaches the mechanisms: fused, a key switch and a rescale issue no copy and no
 // sub_mul_scalar (ntt_sub_mul_scalar instead), in fewer calls and fewer modelled bytes.
-TEST(CkksFusion, SwitchChangesTheOpSequence) {
+TEST_P(CkksFusion, SwitchChangesTheOpSequence) {
   std::map<bool, std::map<std::string, TrafficTotals>> ops;
   std::map<bool, TrafficTotals> total;
   for (const bool fusion : {true, false}) {
     auto rec = std::make_shared<TrafficRecorder>();
     ContextOptions o;
-    o.backend = BackendChoice::kCpu;
+    o.backend = backend();
     o.allow_insecure = true;
     o.optimizations.fusion = fusion;
     o.traffic = rec;
@@ -175,8 +197,8 @@ TEST(CkksFusion, SwitchChangesTheOpSequence) {
 
 // The leaving limbs of ModDown + rescale come in one piece or two (then gathered by the fused
 // INTT): the squarings of run_mechanisms (levels top - 1 .. 1) meet both.
-TEST(CkksFusion, ModDownRescaleShapesCovered) {
-  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), true);
+TEST_P(CkksFusion, ModDownRescaleShapesCovered) {
+  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), backend(), true);
   bool one = false, two = false;
   for (u32 l = 1; l < ctx->default_encryption_level(); ++l) {
     one = one || ctx->level(l).mod_down_rescale.leaving.size() == 1;
@@ -187,8 +209,8 @@ TEST(CkksFusion, ModDownRescaleShapesCovered) {
 }
 
 // ModRaise (Bootstrapper::mod_raise) and a whole bootstrapping, fused and not.
-Hashes run_bootstrap(bool fusion) {
-  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), fusion);
+Hashes run_bootstrap(BackendChoice backend, bool fusion) {
+  const ContextPtr ctx = context_with(load_preset("test_boot_n12"), backend, fusion);
   KeyGenerator kg(ctx, seed_of(7));
   const SecretKey sk = kg.create_secret_key();
   BootstrapConfig cfg;
@@ -205,9 +227,11 @@ Hashes run_bootstrap(bool fusion) {
   return h;
 }
 
-TEST(CkksFusion, BootstrapBitExact) {
-  expect_same(run_bootstrap(true), run_bootstrap(false));
+TEST_P(CkksFusion, BootstrapBitExact) {
+  expect_cpu_words("bootstrap", run_bootstrap);
 }
+
+THEO_INSTANTIATE_ON_BACKEND(CkksFusion);
 
 }  // namespace
 }  // namespace theo::test

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "ckks/ckks_test_util.h"
+#include "ckks/key_switch_fixture.h"
 #include "theo/backend/factory.h"
 #include "theo/circuits/circuits.h"
 #include "theo/ring/traffic.h"
@@ -17,15 +17,8 @@ namespace {
 
 using Hashes = std::map<std::string, u64>;
 
-ContextPtr context_with(const ParameterSet& p, const Optimizations& opt,
-                        const KeySwitchOptions& ks = {}) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
-  o.optimizations = opt;
-  o.key_switching = ks;
-  o.key_switching.tuning.use_table = false;
-  return Context::create(p, o);
+ContextPtr context_with(const ParameterSet& p, const Optimizations& opt) {
+  return test::context_with(BackendChoice::kCpu, p, opt);
 }
 
 KeySwitchOptions dpob_only() {
@@ -34,46 +27,14 @@ KeySwitchOptions dpob_only() {
   return ks;
 }
 
-std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
-  std::vector<Cplx> v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    v[i] = std::polar(0.8, phase + 0.37 * static_cast<double>(i));
-  return v;
-}
-
 u64 hash_ext(const Context& ctx, const ExtendedCiphertext& e) {
   return hash_poly(ctx, e.c0, hash_poly(ctx, e.c1));
 }
 
-// One Context with fixed seeds: keys, inputs at two levels.
-struct Fixture {
+// One CPU Context with fixed seeds: keys, inputs at two levels.
+struct Fixture : KeySwitchFixture {
   Fixture(const ParameterSet& p, const Optimizations& opt, const KeySwitchOptions& ks = {})
-      : ctx(context_with(p, opt, ks)),
-        kg(ctx, seed_of(42)),
-        sk(kg.create_secret_key()),
-        rlk(kg.create_relin_key(sk)),
-        gk(kg.create_galois_keys(sk, {1, -2, 5, 3}, true)),
-        enc(ctx),
-        encryptor(ctx, sk, seed_of(43)),
-        ev(ctx) {
-    top = ctx->default_encryption_level();
-    for (int i = 0; i < 3; ++i) {
-      a.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.1 * i), top)));
-      b.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.5 + i), top)));
-    }
-    low = encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.9), top - 1));
-  }
-  ContextPtr ctx;
-  KeyGenerator kg;
-  SecretKey sk;
-  RelinKey rlk;
-  GaloisKeys gk;
-  Encoder enc;
-  Encryptor encryptor;
-  Evaluator ev;
-  u32 top = 0;
-  std::vector<Ciphertext> a, b;
-  Ciphertext low;
+      : KeySwitchFixture(BackendChoice::kCpu, p, opt, ks) {}
 };
 
 // Every mechanism that schedules key switches, hashed.

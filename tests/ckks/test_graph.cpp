@@ -1,59 +1,54 @@
-// Context::capture / Graph on the CPU backend: a replay gives the words of eager execution, reads
-// its inputs' current contents, and ops that need the host are refused while capturing.
+// Context::capture / Graph on the backend under test (a list of recorded calls on the CPU, a CUDA
+// Graph on the GPU): a replay gives the words of eager execution and of the CPU reference, reads
+// its inputs' current contents, and ops that need the host are refused while capturing and leave
+// the backend usable. Built for the CPU and into test_cuda_graph for the GPU
+// (tests/backend_test.h).
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
-#include "circuits/circuits_test_util.h"
-#include "theo/ckks/graph.h"
+#include "backend_test.h"
+#include "ckks/graph_test_env.h"
 
 namespace theo::test {
 namespace {
 
-// The captured sequence: HMult + relinearize, rescale, rotation, addition, constants.
-Ciphertext sequence(const Evaluator& ev, const Ciphertext& a, const Ciphertext& b,
-                    const RelinKey& rlk, const GaloisKeys& gk) {
-  Ciphertext t = ev.rescale(ev.multiply(a, b, rlk));
-  Ciphertext r = ev.rotate(t, 1, gk);
-  Ciphertext s = ev.add(r, t);
-  s = ev.add_const(s, {0.25, -0.5});
-  s = ev.multiply_relin_rescale(s, ev.rotate(s, 3, gk), rlk);
-  return ev.sub(s, ev.negate(s));
-}
+class GraphCapture : public OnBackend {};
 
-struct GraphEnv : Env {
-  GraphEnv() : Env(generated_params(12, 4), 7), rlk(keygen.create_relin_key(sk)) {
-    gk = keygen.create_galois_keys(sk, {1, 3});
-    a = encrypt(random_slots(ctx->max_slots()), 4);
-    b = encrypt(random_slots(ctx->max_slots()), 4);
+TEST_P(GraphCapture, ReplayMatchesEagerAndTheCpu) {
+  const auto za = random_slots(2048), zb = random_slots(2048), zc = random_slots(2048);
+  // The CPU's words of the sequence, then again after a = encrypt(zc) (the third encryption of
+  // the seeded encryptor, as set_input's below).
+  u64 want = 0, want2 = 0;
+  {
+    GraphEnv cpu(BackendChoice::kCpu, za, zb);
+    want = hash_ct(*cpu.ctx, cpu.eager());
+    cpu.a = cpu.encrypt(zc, 4);
+    want2 = hash_ct(*cpu.ctx, cpu.eager());
   }
-  Ciphertext eager() const { return sequence(evaluator, a, b, rlk, gk); }
-  Graph capture(Ciphertext& out) const {
-    return ctx->capture([&] { out = sequence(evaluator, a, b, rlk, gk); });
-  }
-
-  RelinKey rlk;
-  GaloisKeys gk;
-  Ciphertext a, b;
-};
-
-TEST(Graph, ReplayMatchesEager) {
-  GraphEnv e;
-  const u64 want = hash_ct(*e.ctx, e.eager());
+  EXPECT_NE(want2, want);
+  GraphEnv e(backend(), za, zb);
+  EXPECT_EQ(hash_ct(*e.ctx, e.eager()), want) << "eager execution differs from the CPU";
   Ciphertext out;
   Graph g = e.capture(out);
-  EXPECT_TRUE(g.captured());
+  ASSERT_TRUE(g.captured());
+  std::printf("[graph] sequence: %zu kernels, %zu nodes\n", g.kernel_count(), g.node_count());
   EXPECT_GT(g.kernel_count(), 10u);
   EXPECT_FALSE(e.ctx->backend().capturing());
+  for (int rep = 0; rep < 2; ++rep) {
+    g.replay();
+    EXPECT_EQ(hash_ct(*e.ctx, out), want) << "replay " << rep;
+  }
+  // New input data is picked up by the next replay.
+  g.set_input(e.a, e.encrypt(zc, 4));
   g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), want);
-  g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), want) << "a second replay must give the same words";
+  EXPECT_EQ(hash_ct(*e.ctx, out), want2);
 }
 
-TEST(Graph, CaptureRunsNothing) {
-  GraphEnv e;
+TEST_P(GraphCapture, CaptureRunsNothing) {
+  GraphEnv e(backend());
   const u64 before = hash_ct(*e.ctx, e.a);
   Backend& be = e.ctx->backend();
   Graph g =
@@ -64,8 +59,8 @@ TEST(Graph, CaptureRunsNothing) {
 
 // A backend op that writes its input in place: every replay reads the current contents, so
 // replays accumulate exactly as eager calls do.
-TEST(Graph, InPlaceWritesAccumulate) {
-  GraphEnv e;
+TEST_P(GraphCapture, InPlaceWritesAccumulate) {
+  GraphEnv e(backend());
   Backend& be = e.ctx->backend();
   const Ciphertext x0 = e.evaluator.clone(e.a);
   Ciphertext x = e.evaluator.clone(e.a);
@@ -81,8 +76,8 @@ TEST(Graph, InPlaceWritesAccumulate) {
 
 // Evaluator::*_inplace rebinds its argument (x = add(x, b)): inside a capture x becomes an output
 // computed from x's memory before the capture, which the graph keeps; replays do not accumulate.
-TEST(Graph, InPlaceEvaluatorCallsRebind) {
-  GraphEnv e;
+TEST_P(GraphCapture, InPlaceEvaluatorCallsRebind) {
+  GraphEnv e(backend());
   Ciphertext x = e.evaluator.clone(e.a);
   Graph g = e.ctx->capture([&] { e.evaluator.add_inplace(x, e.b); });
   const u64 once = hash_ct(*e.ctx, e.evaluator.add(e.a, e.b));
@@ -92,8 +87,8 @@ TEST(Graph, InPlaceEvaluatorCallsRebind) {
   EXPECT_EQ(hash_ct(*e.ctx, x), once);
 }
 
-TEST(Graph, OutputsOutliveTheGraph) {
-  GraphEnv e;
+TEST_P(GraphCapture, OutputsOutliveTheGraph) {
+  GraphEnv e(backend());
   const u64 want = hash_ct(*e.ctx, e.eager());
   Ciphertext out;
   {
@@ -103,8 +98,8 @@ TEST(Graph, OutputsOutliveTheGraph) {
   EXPECT_EQ(hash_ct(*e.ctx, out), want);
 }
 
-TEST(Graph, ReplayReadsCurrentInputs) {
-  GraphEnv e;
+TEST_P(GraphCapture, ReplayReadsCurrentInputs) {
+  GraphEnv e(backend());
   Ciphertext out;
   Graph g = e.capture(out);
   g.replay();
@@ -121,8 +116,8 @@ TEST(Graph, ReplayReadsCurrentInputs) {
   EXPECT_LT(max_abs_error(e.decrypt(out), e.decrypt(plain_eager)), 1e-9);
 }
 
-TEST(Graph, DisabledRunsEagerlyWithTheSameWords) {
-  GraphEnv e;
+TEST_P(GraphCapture, DisabledRunsEagerlyWithTheSameWords) {
+  GraphEnv e(backend());
   const u64 want = hash_ct(*e.ctx, e.eager());
   ContextOptions o = e.ctx->options();
   o.graphs = false;
@@ -152,13 +147,14 @@ TEST(Graph, DisabledRunsEagerlyWithTheSameWords) {
   EXPECT_EQ(hash_ct(*off, out_off), eager_off);
 }
 
-TEST(Graph, HostOpsAreRefusedAndTheBackendStaysUsable) {
-  GraphEnv e;
+TEST_P(GraphCapture, HostOpsAreRefusedAndTheBackendStaysUsable) {
+  GraphEnv e(backend());
+  Backend& be = e.ctx->backend();
   std::vector<u32> host(e.a.poly(0).words());
   try {
     (void)e.ctx->capture([&] {
       const Ciphertext t = e.evaluator.add(e.a, e.b);
-      e.ctx->backend().download(t.poly(0).cref(), host.data());
+      be.download(t.poly(0).cref(), host.data());
     });
     FAIL() << "download inside a capture must throw";
   } catch (const BackendError& err) {
@@ -166,18 +162,19 @@ TEST(Graph, HostOpsAreRefusedAndTheBackendStaysUsable) {
               std::string::npos)
         << err.what();
   }
-  EXPECT_FALSE(e.ctx->backend().capturing());
+  EXPECT_FALSE(be.capturing());
+  EXPECT_THROW((void)e.ctx->capture([&] { be.upload(host.data(), e.a.poly(0).ref()); }),
+               BackendError);
   EXPECT_THROW((void)e.ctx->capture([&] { (void)e.decrypt(e.a); }), BackendError);
   EXPECT_THROW((void)e.ctx->capture([&] { (void)e.encrypt(random_slots(8), 4); }), BackendError);
-  EXPECT_THROW((void)e.ctx->capture([&] { e.ctx->backend().synchronize(); }), BackendError);
-  EXPECT_THROW((void)e.ctx->capture([&] {
-    (void)e.ctx->backend().make_bconv(e.ctx->level(1).q_basis, e.ctx->p_basis());
-  }),
-               BackendError);
+  EXPECT_THROW((void)e.ctx->capture([&] { be.synchronize(); }), BackendError);
+  EXPECT_THROW(
+      (void)e.ctx->capture([&] { (void)be.make_bconv(e.ctx->level(1).q_basis, e.ctx->p_basis()); }),
+      BackendError);
   // Any exception of the function drops the capture.
   EXPECT_THROW((void)e.ctx->capture([&] { (void)e.evaluator.rotate(e.a, 2, e.gk); }),
                MissingKeyError);
-  EXPECT_FALSE(e.ctx->backend().capturing());
+  EXPECT_FALSE(be.capturing());
   // Everything still works eagerly and captured.
   const u64 want = hash_ct(*e.ctx, e.eager());
   Ciphertext out;
@@ -186,8 +183,8 @@ TEST(Graph, HostOpsAreRefusedAndTheBackendStaysUsable) {
   EXPECT_EQ(hash_ct(*e.ctx, out), want);
 }
 
-TEST(Graph, NestingIsRefused) {
-  GraphEnv e;
+TEST_P(GraphCapture, NestingIsRefused) {
+  GraphEnv e(backend());
   Ciphertext out;
   Graph g = e.capture(out);
   EXPECT_THROW((void)e.ctx->capture([&] { g.replay(); }), BackendError);
@@ -196,33 +193,42 @@ TEST(Graph, NestingIsRefused) {
   EXPECT_FALSE(e.ctx->backend().capturing());
 }
 
-// An input dropped inside the function: the capture keeps its memory, which the replays read.
-TEST(Graph, InputFreedInsideStaysReadable) {
-  GraphEnv e;
+// Memory: an input dropped inside the function keeps its memory, which the replays read;
+// temporaries freed during the capture are reused by it while more allocations follow; outputs
+// outlive their graph, and a graph may die while another capture runs.
+TEST_P(GraphCapture, MemoryLifetimes) {
+  GraphEnv e(backend());
   Ciphertext x = e.evaluator.clone(e.a);
-  const u64 want = hash_ct(*e.ctx, e.evaluator.add(e.a, e.b));
+  const u64 sum = hash_ct(*e.ctx, e.evaluator.add(e.a, e.b));
   Ciphertext out;
-  Graph g = e.ctx->capture([&] {
+  auto g = std::make_unique<Graph>(e.ctx->capture([&] {
     out = e.evaluator.add(x, e.b);
     x = Ciphertext();
+  }));
+  Ciphertext junk = e.evaluator.clone(e.b);  // pool reuse must not hand out x's old memory
+  g->replay();
+  g->replay();
+  EXPECT_EQ(hash_ct(*e.ctx, out), sum);
+  Ciphertext out2;
+  Graph g2 = e.ctx->capture([&] {
+    g.reset();  // a graph destroyed during another capture
+    out2 = e.eager();
   });
-  // Temporaries freed during the capture are reused by it; here, more allocations follow.
-  Ciphertext junk = e.evaluator.clone(e.b);
-  g.replay();
-  g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), want);
+  g2.replay();
+  EXPECT_EQ(hash_ct(*e.ctx, out2), hash_ct(*e.ctx, e.eager()));
+  EXPECT_EQ(hash_ct(*e.ctx, out), sum) << "outputs outlive their graph";
 }
 
-TEST(Graph, BadArgumentsFailAtCapture) {
-  GraphEnv e;
+TEST_P(GraphCapture, BadArgumentsFailAtCapture) {
+  GraphEnv e(backend());
   Backend& be = e.ctx->backend();
   RnsPoly p = be.make_poly(e.ctx->level(1).q_basis), q = be.make_poly(e.ctx->level(2).q_basis);
   EXPECT_THROW((void)e.ctx->capture([&] { be.add(p.cref(), q.cref(), p.ref()); }), ParameterError);
   EXPECT_FALSE(be.capturing());
 }
 
-TEST(Graph, SetInputChecksShape) {
-  GraphEnv e;
+TEST_P(GraphCapture, SetInputChecksShape) {
+  GraphEnv e(backend());
   Ciphertext out;
   Graph g = e.capture(out);
   EXPECT_THROW(g.set_input(e.a, e.encrypt(random_slots(8), 3)), LevelError);
@@ -230,25 +236,51 @@ TEST(Graph, SetInputChecksShape) {
   EXPECT_THROW(empty.replay(), ContextError);
 }
 
-// Bootstrapping captured once and replayed gives the eager words (the CUDA test compares the
-// same on the GPU and against this backend).
-TEST(Graph, BootstrapReplayMatchesEager) {
-  Env e(boot_test_params(), 5);
+// A whole bootstrapping (test_boot_n12, 64 slots) captured once: replays give the eager words,
+// which are the CPU's, and decrypt to the input.
+TEST_P(GraphCapture, BootstrapReplayMatchesEagerAndTheCpu) {
   BootstrapConfig cfg;
   cfg.slots = 64;
-  const Bootstrapper boot(e.ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(e.keygen, e.sk, false);
   const auto z = random_slots(cfg.slots);
-  const Ciphertext ct = e.encrypt(z, 0);
+  const auto eager_words = [&](BackendChoice b) {
+    const ContextPtr ctx = context_on(b, boot_test_params());
+    KeyGenerator keygen(ctx, seed_of(5));
+    const SecretKey sk = keygen.create_secret_key();
+    Encoder encoder(ctx);
+    Encryptor enc(ctx, sk, seed_of(9));
+    const Bootstrapper boot(ctx, cfg);
+    const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
+    return hash_ct(*ctx, boot.bootstrap(enc.encrypt(encoder.encode(z, 0)), keys));
+  };
+  // On the CPU the eager run below is the reference.
+  const u64 cpu_hash = on_cpu() ? 0 : eager_words(BackendChoice::kCpu);
+
+  const ContextPtr ctx = context_on(backend(), boot_test_params());
+  KeyGenerator keygen(ctx, seed_of(5));
+  const SecretKey sk = keygen.create_secret_key();
+  Encoder encoder(ctx);
+  Encryptor enc(ctx, sk, seed_of(9));
+  Decryptor dec(ctx, sk);
+  const Bootstrapper boot(ctx, cfg);
+  const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
+  const Ciphertext ct = enc.encrypt(encoder.encode(z, 0));
   const Ciphertext eager = boot.bootstrap(ct, keys);
+  const u64 want = on_cpu() ? hash_ct(*ctx, eager) : cpu_hash;
+  EXPECT_EQ(hash_ct(*ctx, eager), want) << "eager bootstrapping differs from the CPU";
+
   Ciphertext out;
-  Graph g = e.ctx->capture([&] { out = boot.bootstrap(ct, keys); });
-  std::printf("[graph] bootstrap N=2^12 (64 slots): %zu recorded calls\n", g.kernel_count());
-  g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), hash_ct(*e.ctx, eager));
+  Graph g = ctx->capture([&] { out = boot.bootstrap(ct, keys); });
+  std::printf("[graph] bootstrap test_boot_n12 (64 slots): %zu kernels, %zu nodes\n",
+              g.kernel_count(), g.node_count());
+  for (int rep = 0; rep < 3; ++rep) {
+    g.replay();
+    EXPECT_EQ(hash_ct(*ctx, out), want) << "replay " << rep;
+  }
   EXPECT_EQ(out.level(), eager.level());
-  EXPECT_GE(bits(e.decrypt(out), z), 12);
+  EXPECT_GE(bits(encoder.decode(dec.decrypt(out)), z), 12);
 }
+
+THEO_INSTANTIATE_ON_BACKEND(GraphCapture);
 
 }  // namespace
 }  // namespace theo::test

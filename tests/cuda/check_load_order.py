@@ -4,7 +4,8 @@
 The compiler cannot tell a kernel's output buffers from its inputs, so it keeps such a load behind
 the store. When the store needs an earlier load's words (an echo of the input, an epilogue's
 output), the thread's loads then run one memory latency at a time: ModUp's echoing INTT lost a
-quarter of its time that way (bench/NOTES.md, session 9, step 4). Read-only loads (ld.global.nc)
+quarter of its time that way (docs/performance-journal.md, "loads before the stores that follow
+them"). Read-only loads (ld.global.nc)
 may move past stores and are not counted; loads in a later basic block (a loop's next iteration,
 the other side of a branch) are not flagged.
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "circuits/circuits_test_util.h"
+#include "ckks/key_switch_fixture.h"
 #include "theo/backend/factory.h"
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/ckks/graph.h"
@@ -23,11 +24,7 @@ namespace {
 using Hashes = std::map<std::string, u64>;
 
 ContextPtr context(BackendChoice backend, const ParameterSet& p, const Optimizations& opt) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
-  o.optimizations = opt;
-  return Context::create(p, o);
+  return context_with(backend, p, opt);
 }
 
 Optimizations all_with_cache(std::size_t cache) {
@@ -43,41 +40,10 @@ Optimizations chunked_with_cache(std::size_t cache) {
   return o;
 }
 
-std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
-  std::vector<Cplx> v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    v[i] = std::polar(0.8, phase + 0.37 * static_cast<double>(i));
-  return v;
-}
-
-struct Fixture {
+// The tests' Context (N = 2^12, 5 levels) on `backend`.
+struct Fixture : KeySwitchFixture {
   Fixture(BackendChoice backend, const Optimizations& opt)
-      : ctx(context(backend, generated_params(12, 5), opt)),
-        kg(ctx, seed_of(42)),
-        sk(kg.create_secret_key()),
-        rlk(kg.create_relin_key(sk)),
-        gk(kg.create_galois_keys(sk, {1, -2, 5, 3}, true)),
-        enc(ctx),
-        encryptor(ctx, sk, seed_of(43)),
-        ev(ctx) {
-    top = ctx->default_encryption_level();
-    for (int i = 0; i < 3; ++i) {
-      a.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.1 * i), top)));
-      b.push_back(encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.5 + i), top)));
-    }
-    low = encryptor.encrypt(enc.encode(fixed_slots(ctx->max_slots(), 0.9), top - 1));
-  }
-  ContextPtr ctx;
-  KeyGenerator kg;
-  SecretKey sk;
-  RelinKey rlk;
-  GaloisKeys gk;
-  Encoder enc;
-  Encryptor encryptor;
-  Evaluator ev;
-  u32 top = 0;
-  std::vector<Ciphertext> a, b;
-  Ciphertext low;
+      : KeySwitchFixture(backend, generated_params(12, 5), opt) {}
 };
 
 // The scheduled mechanisms, their outputs kept (so that a capture can be replayed and read).

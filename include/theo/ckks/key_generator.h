@@ -12,9 +12,7 @@
 
 namespace theo {
 
-namespace cpu {
-class ThreadPool;  // backend/cpu/thread_pool.h
-}
+class ThreadPool;  // src/common/thread_pool.h
 
 class KeyGenerator {
  public:
@@ -60,7 +58,7 @@ class KeyGenerator {
   // BConv from the first prime of spread_basis_ to the others, cached for small_poly_ntt.
   Basis spread_basis_;
   std::shared_ptr<const BConvPlan> spread_plan_;
-  std::shared_ptr<cpu::ThreadPool> pool_;  // made on first use by sample_errors
+  std::shared_ptr<ThreadPool> pool_;  // made on first use by sample_errors
 };
 
 }  // namespace theo

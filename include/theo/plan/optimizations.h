@@ -43,7 +43,7 @@ struct Optimizations {
   // reads the digits' words while they are still in L2 and the keys stream past them. Needs
   // multi_poly_caching and fusion; ANDed with THEO_OUTPUT_CHUNKING (ExecutionPolicy). Off by
   // default and not part of all(): on an H100 it made KeySwitch at 35 / 47 limbs 16% / 12%
-  // slower (more, smaller launches; bench/NOTES.md session 10).
+  // slower (more, smaller launches; docs/performance-journal.md, "output-chunked key switching").
   bool output_chunking = false;
   // The cache the batch planner fills; 0: the device's L2 (Backend::l2_bytes()). A backend that
   // reports no cache (the CPU) gets whole batches.

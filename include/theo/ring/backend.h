@@ -28,7 +28,7 @@
 //    Every backend evaluates acc in exactly this order and rounding, so results stay bit-exact.
 //    ModDown and rescale use it: their result is then round(x / Q) rather than off by up to |S|/2.
 //  * Ops run in issue order on the backend's stream; host data is visible only after download()
-//    or synchronize().
+//    or synchronize(). Capture and the second stream: theo/ring/stream_control.h.
 
 #include <array>
 #include <memory>
@@ -38,6 +38,7 @@
 
 #include "theo/math/modarith.h"
 #include "theo/ring/poly.h"
+#include "theo/ring/stream_control.h"
 
 namespace theo {
 
@@ -83,25 +84,6 @@ struct BConvJob {
   PolyRef out;
 };
 
-// The ops a backend recorded between begin_capture() and end_capture() (a CUDA Graph on the GPU,
-// a list of recorded calls on the CPU), replayable on that backend. Captured work refers to its
-// operands by address: the polys, plans and keys it read must outlive it; every replay reads their
-// current contents and rewrites the polys it wrote.
-class CapturedWork {
- public:
-  virtual ~CapturedWork() = default;
-  // Issues the recorded ops again, in capture order, like any op (asynchronous on the GPU).
-  // Throws BackendError while the backend is capturing.
-  virtual void replay() = 0;
-  // Kernel launches of one replay (CUDA: kernel nodes of the graph; CPU: recorded ops).
-  virtual std::size_t kernel_count() const = 0;
-  // All nodes of one replay (CUDA: kernels plus memcpy / memset nodes; CPU: recorded ops).
-  virtual std::size_t node_count() const = 0;
-  // Kernel-to-kernel edges that let the later kernel launch before the earlier one ends
-  // (CUDA: programmatic dependent launch; 0 where the backend has none).
-  virtual std::size_t programmatic_edge_count() const { return 0; }
-};
-
 // Backend::memory_report(). All zero where a backend does not track the quantity.
 struct MemoryReport {
   std::size_t live_bytes = 0;    // held by this backend's live allocations
@@ -110,9 +92,14 @@ struct MemoryReport {
   std::size_t device_total = 0;  // the device's memory
 };
 
-class Backend {
+// Every op below is a public non-virtual function that checks its arguments (the shapes, limbs,
+// constants and overlaps its comment states; src/ring/backend_ops.cpp) and then calls the
+// backend's protected do_ implementation, which may rely on them. A backend adds only the checks
+// of its own representation (e.g. the CUDA backend's 16-byte alignment, a plan made by another
+// backend). A failed check throws ParameterError before any work is issued.
+class Backend : public StreamControl {
  public:
-  virtual ~Backend() = default;
+  ~Backend() override = default;
 
   virtual BackendKind kind() const = 0;
   virtual std::string name() const = 0;  // e.g. "cpu (2 threads)", "cuda (NVIDIA H200)"
@@ -123,11 +110,13 @@ class Backend {
   // ---- memory -------------------------------------------------------------------------------
   virtual std::shared_ptr<Allocator> allocator() = 0;
   RnsPoly make_poly(const Basis& basis) { return RnsPoly(allocator(), n(), basis); }
-  virtual void upload(const u32* host, PolyRef dst) = 0;
-  virtual void download(ConstPolyRef src, u32* host) = 0;
-  virtual void copy(ConstPolyRef src, PolyRef dst) = 0;
-  virtual void fill_zero(PolyRef dst) = 0;
-  virtual void synchronize() = 0;
+  // upload, download and synchronize need the host: BackendError while capturing or forked
+  // (synchronize: while capturing).
+  void upload(const u32* host, PolyRef dst);
+  void download(ConstPolyRef src, u32* host);
+  void copy(ConstPolyRef src, PolyRef dst);
+  void fill_zero(PolyRef dst);
+  void synchronize();
 
   // ---- NTT ----------------------------------------------------------------------------------
   // Batched over all limbs of all polys, which may differ in Basis (a backend may still cover the
@@ -142,10 +131,10 @@ class Backend {
   //  * echo (one per poly, each shaped like its poly): a copy fused into the transform's read:
   //    echo[k] receives the words the transform of polys[k] reads (src[k], else polys[k] before
   //    the call), unchanged. No echo may overlap a poly, a src or another echo.
-  virtual void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {},
-                   std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {}) = 0;
-  virtual void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {},
-                    std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {}) = 0;
+  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {},
+           std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {});
+  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {},
+            std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {});
   // The tail of ModDown and rescale fused into the forward NTT (Cheddar Seq.3): y_k = NTT of
   // polys[k] in place (pre_consts as for ntt), then on the window of limbs [first, first + W) of
   // polys[k], W = a[k].limbs():
@@ -154,121 +143,104 @@ class Backend {
   // without writing and reading y_k's window in between. Every a[k] is over a[0]'s Basis, which
   // is the window's Basis in polys[k]; s holds one canonical constant per limb of a[0]; no a[k]
   // may overlap a poly of the call.
-  virtual void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                                  std::span<const ConstPolyRef> a, u32 first,
-                                  std::span<const u32> s) = 0;
+  void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                          std::span<const ConstPolyRef> a, u32 first, std::span<const u32> s);
 
   // ---- basis conversion ---------------------------------------------------------------------
-  virtual std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
-                                                      bool exact = false) = 0;
+  // A plan of this backend (BackendError while capturing: it uploads tables).
+  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
+                                              bool exact = false);
   // Full BConv (const mult + matrix mult) of coefficient data `in` (plan.src) into `out`
-  // (plan.dst).
-  virtual void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  // (plan.dst); `plan` made by this backend's make_bconv, `in` and `out` disjoint.
+  void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out);
   // Matrix mult only: `in` already holds [x_j * (Q/s_j)^-1]_{s_j}.
-  virtual void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out);
   // Several independent bconv_matmul (no job's out overlaps another job's in or out), as one
   // launch where the backend can: e.g. every digit of a ModUp, both polys of a ModDown. The same
   // words as the calls one by one, which is what the default does.
-  virtual void bconv_matmul_batch(std::span<const BConvJob> jobs);
+  void bconv_matmul_batch(std::span<const BConvJob> jobs);
 
   // ---- element-wise (per limb, canonical in and out) ----------------------------------------
-  virtual void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
-  virtual void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  void add(ConstPolyRef a, ConstPolyRef b, PolyRef out);
+  void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out);
   // out[k] = a[k] + b[k] (add_batch) or a[k] - b[k] (sub_batch) for every k; each triple obeys
   // add's / sub's rules, and triples may differ in shape. out[k] may alias a[k] or b[k] but no
   // operand of another triple: a backend may interleave the triples. Adding the polys of a
   // ciphertext in one call lets the GPU cover them with one launch instead of one per poly.
-  virtual void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                         std::span<const PolyRef> out) = 0;
-  virtual void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                         std::span<const PolyRef> out) = 0;
-  virtual void neg(ConstPolyRef a, PolyRef out) = 0;
-  virtual void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out);
+  void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                 std::span<const PolyRef> out);
+  void neg(ConstPolyRef a, PolyRef out);
+  void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out);
   // out = a * b + c
-  virtual void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) = 0;
+  void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out);
   // out_i = a_i * s_i, one constant per limb
-  virtual void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out);
   // out_i = a_i + s_i (every coefficient / evaluation of limb i)
-  virtual void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out);
   // out_i = a_i * s_i + b_i
-  virtual void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
-                              PolyRef out) = 0;
+  void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b, PolyRef out);
   // out_i = (a_i - b_i) * s_i   (rescale / ModDown tail)
-  virtual void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
-                              PolyRef out) = 0;
+  void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s, PolyRef out);
   // out_i = sum_k a_k,i * s[k * L + i] (L = limbs; one row of canonical per-limb constants per
   // term). All operands share one shape; out must not alias an input. A linear combination in one
   // pass (the leaves of polynomial evaluation) instead of a multiply and an add per term.
-  virtual void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
-                              PolyRef out) = 0;
+  void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s, PolyRef out);
   // Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
-  virtual void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
-                      PolyRef d0, PolyRef d1, PolyRef d2) = 0;
+  void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+              PolyRef d1, PolyRef d2);
   // tensor of (s a0, s a1) and (b0, b1), s one canonical constant per limb: an integer factor on
   // one operand (T_2m = 2 T_m^2 - 1) without a pass over it first. The same words as mul_scalar
   // of a0 and a1 by s, then tensor, which is what the default does.
-  virtual void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
-                             PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s);
+  void tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                     PolyRef d1, PolyRef d2, std::span<const u32> s);
   // KeyMult over all digits in one pass: out0 = sum_k d_k * kb_k, out1 = sum_k d_k * ka_k.
   // All operands share one Basis; out0/out1 must not alias inputs.
-  virtual void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
-                        std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
+  void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1);
   // key_mult, then out0 += s * a0 and out1 += s * a1 limb by limb (s: one canonical constant per
   // limb, e.g. P mod q_i): relinearization's P d_0 and P d_1 terms in the KeyMult pass instead of
   // two more passes over out0 / out1. a0 and a1 shaped like out0, aliasing neither output. The
   // same words as key_mult and two mul_scalar_add, which is what the default does.
-  virtual void key_mult_add_scaled(std::span<const ConstPolyRef> digits,
-                                   std::span<const ConstPolyRef> kb,
-                                   std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
-                                   ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s);
+  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                           ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s);
   // key_mult of automorphed digits without materializing them: out0 = sum_k phi_g(d_k) kb_k
   // (+ phi_g(add0) when add0 has words), out1 = sum_k phi_g(d_k) ka_k (phi_g as in
   // automorphism(); g odd). Hoisted rotations read the shared ModUp digits through the
   // permutation instead of writing and re-reading dnum permuted copies per rotation, and add the
   // rotated P c0 in the same pass (add0: shaped like out0, aliasing neither output).
-  virtual void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
-                                    std::span<const ConstPolyRef> kb,
-                                    std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
-                                    ConstPolyRef add0 = {}) = 0;
+  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                            PolyRef out0, PolyRef out1, ConstPolyRef add0 = {});
   // key_mult_automorphed for several rotations of the same digits (hoisted baby steps): for
   // rotation r (Galois element gs[r]), out0[r] = sum_k phi(d_k) kb[r * D + k] (+ phi(add0)),
   // out1[r] = sum_k phi(d_k) ka[r * D + k], D = digits.size(). Every phi_g maps aligned blocks of
   // words onto whole blocks, so the GPU reads each block of the digits once for all rotations
   // (L2-aware multi-polynomial caching) instead of once per rotation. The same words as the calls
   // one by one, which is what the default does.
-  virtual void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
-                                  std::span<const ConstPolyRef> kb,
-                                  std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                                  std::span<const PolyRef> out1, ConstPolyRef add0 = {});
+  void key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                          std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                          std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                          ConstPolyRef add0 = {});
   // Several key_mult sums over shared (kb, ka), e.g. a linear transform's giant steps over its
   // baby steps: out0[g] = sum_k d[g K + k] kb[k], out1[g] = sum_k d[g K + k] ka[k], K =
   // kb.size(); an empty d[g K + k] leaves term k out of sum g (each sum needs a term). The GPU
   // reads each kb / ka word once for all sums. The same words as one key_mult per sum over its
   // terms, which is what the default does.
-  virtual void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
-                             std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
-                             std::span<const PolyRef> out1);
+  void key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                     std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                     std::span<const PolyRef> out1);
   // NTT-domain multiplication by the monomial X^k (k may be any integer; X^N = -1).
-  virtual void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
+  void mul_monomial(ConstPolyRef a, i64 k, PolyRef out);
 
   // ---- automorphism (NTT domain) ------------------------------------------------------------
-  // out = phi_k(in); out must not alias in.
-  virtual void automorphism(ConstPolyRef in, u32 k, PolyRef out) = 0;
+  // out = phi_k(in); out must not alias in; k odd.
+  void automorphism(ConstPolyRef in, u32 k, PolyRef out);
   // out = sum_i phi_{k_i}(in_i) (+ out if accumulate); out must not alias any input (Par.4).
-  virtual void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks,
-                                PolyRef out, bool accumulate) = 0;
-
-  // ---- capture (CUDA Graphs) ----------------------------------------------------------------
-  // Between begin_capture() and end_capture() ops are recorded instead of run, and allocator()
-  // hands out memory of the capture (kept while the CapturedWork or any poly made from it lives).
-  // upload, download, synchronize and make_bconv throw BackendError while capturing (they need the
-  // host); the capture then stays open: end it with abort_capture(). One capture at a time, and no
-  // other thread may use the backend meanwhile.
-  virtual void begin_capture() = 0;
-  virtual std::unique_ptr<CapturedWork> end_capture() = 0;
-  // Drops an open capture (nothing recorded runs); no-op when not capturing.
-  virtual void abort_capture() noexcept = 0;
-  virtual bool capturing() const = 0;
+  void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
+                        bool accumulate);
 
   // ---- sampling -----------------------------------------------------------------------------
   // Fills `out` with words uniform in [0, q) on every limb, expanded from a 32-byte seed so that
@@ -278,32 +250,9 @@ class Backend {
   // endian) || p (4 bytes, little endian); words 4 (i % 4) .. 4 (i % 4) + 3 of the block, read as
   // a little-endian 128-bit integer, reduced mod q (bias < q / 2^128). The words of a limb depend
   // only on (seed, stream_id, prime), so a prefix of a basis expands to a prefix of the limbs.
-  virtual void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
-                              PolyRef out) = 0;
+  void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id, PolyRef out);
 
-  // ---- second stream (complementary pipelining, Theodosian §IV-B) ----------------------------
-  // Ops run in issue order on one stream, except for a fork:
-  //   fork();      // the ops issued next (the branch) start after every op issued before fork()
-  //   ...          // branch: on a second stream
-  //   end_fork();  // the ops issued next go to the first stream, concurrently with the branch
-  //   ...          // independent of the branch: nothing one writes may be touched by the other
-  //   join();      // the ops issued next start after the branch's ops
-  // join() may follow fork() directly (no concurrent part). Captured work keeps the branch as
-  // parallel graph nodes with these dependency edges. Either part may make and drop temporaries:
-  // a block made and dropped by the same part is reused by that part only, and any other block
-  // dropped between fork() and join() is kept until join(), since the other part may still use
-  // it. Upload, download and begin_capture / end_capture throw BackendError between fork() and
-  // join(); synchronize() waits for both streams. A backend with one stream (the CPU) runs
-  // everything in issue order, which is one of the orders the fork allows, so results are the
-  // same words. BackendError on fork() while a fork is open, end_fork() outside a branch, or
-  // join() without a fork. Forks do not nest: code that may run inside one checks forked().
-  virtual void fork() = 0;
-  virtual void end_fork() = 0;
-  virtual void join() = 0;
-  // Whether the calling thread has a fork open (between its fork() and join()).
-  virtual bool forked() const = 0;
-
-  // ---- cache --------------------------------------------------------------------------------
+  // ---- device facts and settings ------------------------------------------------------------
   // The device's last-level (L2) cache in bytes, read at run time, for working-set planning
   // (KeySwitchPlanner::batch_size); 0 where the backend has no shared device cache to plan for
   // (CPU).
@@ -313,19 +262,82 @@ class Backend {
   // never); off, after every 4 terms. The words are the same either way. Backends whose BConv
   // folds at a fixed rate ignore it.
   virtual void set_bconv_refined(bool on) { (void)on; }
-
-  // ---- memory report ------------------------------------------------------------------------
   // What this backend's memory holds now, for reports (e.g. the set-up of bootstrapping); the
   // default (CPU backend) tracks nothing and returns zeros.
   virtual MemoryReport memory_report() const { return {}; }
-
-  // ---- profiler range -----------------------------------------------------------------------
   // Marks the work an external profiler should record (CUDA: cudaProfilerStart / Stop, for
   // `ncu --profile-from-start off`); a no-op where no profiler attaches (CPU).
   virtual void profiler_range(bool on) { (void)on; }
 
  protected:
   explicit Backend(RingParams ring);
+
+  // The implementations of the public ops of the same name, called after the argument checks.
+  // The defaults compose other ops (the words the public comments name).
+  virtual void do_upload(const u32* host, PolyRef dst) = 0;
+  virtual void do_download(ConstPolyRef src, u32* host) = 0;
+  virtual void do_copy(ConstPolyRef src, PolyRef dst) = 0;
+  virtual void do_fill_zero(PolyRef dst) = 0;
+  virtual void do_synchronize() = 0;
+  virtual void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                      std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) = 0;
+  virtual void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+                       std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) = 0;
+  virtual void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,
+                                     std::span<const u32> pre_consts,
+                                     std::span<const ConstPolyRef> a, u32 first,
+                                     std::span<const u32> s) = 0;
+  virtual std::shared_ptr<const BConvPlan> do_make_bconv(const Basis& src, const Basis& dst,
+                                                         bool exact) = 0;
+  virtual void do_bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  virtual void do_bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) = 0;
+  virtual void do_bconv_matmul_batch(std::span<const BConvJob> jobs);
+  virtual void do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  virtual void do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  virtual void do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                            std::span<const PolyRef> out) = 0;
+  virtual void do_sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                            std::span<const PolyRef> out) = 0;
+  virtual void do_neg(ConstPolyRef a, PolyRef out) = 0;
+  virtual void do_mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) = 0;
+  virtual void do_mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) = 0;
+  virtual void do_mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  virtual void do_add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) = 0;
+  virtual void do_mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                                 PolyRef out) = 0;
+  virtual void do_sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                                 PolyRef out) = 0;
+  virtual void do_mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                                 PolyRef out) = 0;
+  virtual void do_tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                         PolyRef d0, PolyRef d1, PolyRef d2) = 0;
+  virtual void do_tensor_scaled(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                                PolyRef d0, PolyRef d1, PolyRef d2, std::span<const u32> s);
+  virtual void do_key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                           std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) = 0;
+  virtual void do_key_mult_add_scaled(std::span<const ConstPolyRef> digits,
+                                      std::span<const ConstPolyRef> kb,
+                                      std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                      ConstPolyRef a0, ConstPolyRef a1, std::span<const u32> s);
+  virtual void do_key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                                       std::span<const ConstPolyRef> kb,
+                                       std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
+                                       ConstPolyRef add0) = 0;
+  virtual void do_key_mult_rotations(std::span<const ConstPolyRef> digits, std::span<const u32> gs,
+                                     std::span<const ConstPolyRef> kb,
+                                     std::span<const ConstPolyRef> ka,
+                                     std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                                     ConstPolyRef add0);
+  virtual void do_key_mult_sums(std::span<const ConstPolyRef> d, std::span<const ConstPolyRef> kb,
+                                std::span<const ConstPolyRef> ka, std::span<const PolyRef> out0,
+                                std::span<const PolyRef> out1);
+  virtual void do_mul_monomial(ConstPolyRef a, i64 k, PolyRef out) = 0;
+  virtual void do_automorphism(ConstPolyRef in, u32 k, PolyRef out) = 0;
+  virtual void do_automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks,
+                                   PolyRef out, bool accumulate) = 0;
+  virtual void do_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                                 PolyRef out) = 0;
+
   RingParams ring_;
   std::vector<Modulus> moduli_;
 };

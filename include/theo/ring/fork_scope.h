@@ -1,6 +1,6 @@
 #pragma once
-// ForkScope: an open Backend::fork, joined when the scope ends however it ends, so that an
-// exception on either lane does not leave the backend forked.
+// ForkScope: an open StreamControl::fork (theo/ring/stream_control.h), joined when the scope ends
+// however it ends, so that an exception on either lane does not leave the backend forked.
 //
 //   {
 //     ForkScope fork(be);  // fork()
@@ -10,13 +10,13 @@
 //     fork.join();         // or at scope exit
 //   }
 
-#include "theo/ring/backend.h"
+#include "theo/ring/stream_control.h"
 
 namespace theo {
 
 class ForkScope {
  public:
-  explicit ForkScope(Backend& be) : be_(be) { be_.fork(); }
+  explicit ForkScope(StreamControl& be) : be_(be) { be_.fork(); }
   ForkScope(const ForkScope&) = delete;
   ForkScope& operator=(const ForkScope&) = delete;
   ~ForkScope() {
@@ -32,7 +32,7 @@ class ForkScope {
   }
 
  private:
-  Backend& be_;
+  StreamControl& be_;
   bool joined_ = false;
 };
 

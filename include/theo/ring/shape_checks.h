@@ -1,6 +1,7 @@
 #pragma once
-// Argument checks shared by the backends, so that every backend rejects the same calls with the
-// same messages. All are O(limbs) at most: they run once per call, never per word.
+// The argument checks of Backend's public ops (src/ring/backend_ops.cpp), so that every backend
+// rejects the same calls with the same messages. All are O(limbs) at most: they run once per call,
+// never per word.
 
 #include <span>
 #include <string>
@@ -64,10 +65,10 @@ void key_mult_sums_args(std::string_view op, const Backend& be, std::span<const 
 void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
                          std::span<const u32> s, ConstPolyRef out);
 // Arguments of Backend::ntt / intt (contract in backend.h): valid, pairwise disjoint polys; consts
-// none, one per limb of polys[0] (the polys then share its Basis) or one per limb of every poly;
-// src and echo empty or shaped like the polys, src[k] in place or overlapping no poly, echoes
-// overlapping nothing. Returns true when consts hold one row per poly (the second form).
-bool transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
+// none, one per limb of polys[0] (the polys then share its Basis) or one per limb of every poly
+// (consts_per_poly); src and echo empty or shaped like the polys, src[k] in place or overlapping no
+// poly, echoes overlapping nothing.
+void transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
                     std::span<const PolyRef> polys, std::span<const u32> consts,
                     std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
 // The epilogue of Backend::ntt_sub_mul_scalar: one a[k] per poly, all over a[0]'s Basis, which
@@ -75,6 +76,29 @@ bool transform_args(std::string_view op, std::string_view consts_name, const Bac
 // a[0]; no a[k] overlapping a poly.
 void sub_mul_epilogue_args(std::string_view op, const Backend& be, std::span<const PolyRef> polys,
                            std::span<const ConstPolyRef> a, u32 first, std::span<const u32> s);
+// Whether the constants of a transform hold one row per poly (one per limb of every poly, in
+// turn) rather than one per limb of polys[0] for all of them.
+bool consts_per_poly(std::span<const PolyRef> polys, std::span<const u32> consts);
+// `k` is odd (a Galois element).
+void galois(std::string_view op, std::string_view arg, u32 k);
+// Arguments of Backend::add_batch / sub_batch: equal counts, each triple shaped alike, and no
+// out[k] overlapping an operand of another triple.
+void batch_args(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
+                std::span<const ConstPolyRef> b, std::span<const PolyRef> out);
+// Arguments of one conversion in -> out by `plan` (Backend::bconv, bconv_matmul): in over
+// plan.src, out over plan.dst, disjoint.
+void bconv_args(std::string_view op, const Backend& be, const BConvPlan& plan, ConstPolyRef in,
+                ConstPolyRef out);
+// `plan` as the plan class of the backend called `backend` ("CPU", "CUDA"): ParameterError when
+// another backend's make_bconv made it.
+template <typename Plan>
+const Plan& own_plan(std::string_view op, std::string_view backend, const BConvPlan& plan) {
+  const auto* p = dynamic_cast<const Plan*>(&plan);
+  if (p == nullptr)
+    throw ParameterError(std::string(op) + ": plan was not made by the " + std::string(backend) +
+                         " backend's make_bconv");
+  return *p;
+}
 // Span lengths agree.
 void same_count(std::string_view op, std::string_view arg_a, std::size_t a, std::string_view arg_b,
                 std::size_t b);

@@ -5,7 +5,6 @@
 #include <thread>
 
 #include "theo/ring/automorphism.h"
-#include "theo/ring/shape_checks.h"
 
 namespace theo {
 
@@ -56,34 +55,21 @@ void CpuBackend::for_limbs(u32 limbs, const std::function<void(u32)>& fn) {
   pool_.run(limbs, [&](std::size_t l) { fn(static_cast<u32>(l)); });
 }
 
-void CpuBackend::check(std::string_view op, std::string_view arg, ConstPolyRef p) const {
-  checks::poly(op, arg, *this, p);
-}
-
-void CpuBackend::upload(const u32* host, PolyRef dst) {
-  refuse_while_capturing("upload");
-  fork_.refuse("upload");
-  check("upload", "dst", dst);
+void CpuBackend::do_upload(const u32* host, PolyRef dst) {
   if (dst.words() > 0) std::memcpy(dst.data, host, dst.words() * sizeof(u32));
 }
 
-void CpuBackend::download(ConstPolyRef src, u32* host) {
-  refuse_while_capturing("download");
-  fork_.refuse("download");
-  check("download", "src", src);
+void CpuBackend::do_download(ConstPolyRef src, u32* host) {
   if (src.words() > 0) std::memcpy(host, src.data, src.words() * sizeof(u32));
 }
 
-void CpuBackend::copy(ConstPolyRef src, PolyRef dst) {
-  check("copy", "src", src);
-  checks::same_shape("copy", "src", src, "dst", dst);
-  if (deferred([this, src, dst] { copy(src, dst); })) return;
+void CpuBackend::do_copy(ConstPolyRef src, PolyRef dst) {
+  if (deferred([this, src, dst] { do_copy(src, dst); })) return;
   if (src.words() > 0) std::memmove(dst.data, src.data, src.words() * sizeof(u32));
 }
 
-void CpuBackend::fill_zero(PolyRef dst) {
-  check("fill_zero", "dst", dst);
-  if (deferred([this, dst] { fill_zero(dst); })) return;
+void CpuBackend::do_fill_zero(PolyRef dst) {
+  if (deferred([this, dst] { do_fill_zero(dst); })) return;
   if (dst.words() > 0) std::memset(dst.data, 0, dst.words() * sizeof(u32));
 }
 

@@ -9,8 +9,8 @@
 
 #include "backend/capture_arena.h"
 #include "backend/cpu/host_allocator.h"
-#include "backend/cpu/thread_pool.h"
 #include "backend/fork_state.h"
+#include "common/thread_pool.h"
 #include "theo/ring/backend.h"
 #include "theo/ring/ntt_tables.h"
 
@@ -30,69 +30,72 @@ class CpuBackend final : public Backend {
   std::string name() const override;
 
   std::shared_ptr<Allocator> allocator() override;
-  void upload(const u32* host, PolyRef dst) override;
-  void download(ConstPolyRef src, u32* host) override;
-  void copy(ConstPolyRef src, PolyRef dst) override;
-  void fill_zero(PolyRef dst) override;
-  void synchronize() override;
-
-  // Capture records each op's call (with copies of its span arguments) after its argument checks,
-  // and a replay makes the same calls again (cpu_capture.cpp).
-  void begin_capture() override;
-  std::unique_ptr<CapturedWork> end_capture() override;
-  void abort_capture() noexcept override;
   bool capturing() const override { return capture_ != nullptr; }
-
-  void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
-  void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-            std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
-  void ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                          std::span<const ConstPolyRef> a, u32 first,
-                          std::span<const u32> s) override;
-
-  std::shared_ptr<const BConvPlan> make_bconv(const Basis& src, const Basis& dst,
-                                              bool exact = false) override;
-  void bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
-  void bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
-
-  void add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
-  void sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
-  void add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                 std::span<const PolyRef> out) override;
-  void sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                 std::span<const PolyRef> out) override;
-  void neg(ConstPolyRef a, PolyRef out) override;
-  void mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
-  void mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override;
-  void mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
-  void add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
-  void mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b, PolyRef out) override;
-  void sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s, PolyRef out) override;
-  void tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
-              PolyRef d1, PolyRef d2) override;
-  void mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
-                      PolyRef out) override;
-  void key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
-                            std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
-                            PolyRef out0, PolyRef out1, ConstPolyRef add0) override;
-  void key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
-                std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
-  void mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;
-
-  void automorphism(ConstPolyRef in, u32 k, PolyRef out) override;
-  void automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
-                        bool accumulate) override;
-
-  void sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
-                      PolyRef out) override;  // cpu_sampler.cpp
-
+  void abort_capture() noexcept override;
   // One stream: a fork's branch simply runs in issue order (the protocol is still checked).
   void fork() override { fork_.fork(); }
   void end_fork() override { fork_.end_fork(); }
   void join() override { fork_.join(); }
   bool forked() const override { return fork_.open(); }
   std::size_t l2_bytes() const override { return 0; }
+
+ protected:
+  void do_upload(const u32* host, PolyRef dst) override;
+  void do_download(ConstPolyRef src, u32* host) override;
+  void do_copy(ConstPolyRef src, PolyRef dst) override;
+  void do_fill_zero(PolyRef dst) override;
+  void do_synchronize() override {}
+
+  // Capture records each op's call (with copies of its span arguments) after the public op
+  // checked its arguments, and a replay makes the same calls again (cpu_capture.cpp).
+  void do_begin_capture() override;
+  std::unique_ptr<CapturedWork> do_end_capture() override;
+
+  void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+              std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+  void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+               std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+  void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                             std::span<const ConstPolyRef> a, u32 first,
+                             std::span<const u32> s) override;
+
+  std::shared_ptr<const BConvPlan> do_make_bconv(const Basis& src, const Basis& dst,
+                                                 bool exact) override;
+  void do_bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
+  void do_bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) override;
+
+  void do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                    std::span<const PolyRef> out) override;
+  void do_sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                    std::span<const PolyRef> out) override;
+  void do_neg(ConstPolyRef a, PolyRef out) override;
+  void do_mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override;
+  void do_mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override;
+  void do_mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
+  void do_add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override;
+  void do_mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                         PolyRef out) override;
+  void do_sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                         PolyRef out) override;
+  void do_tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1, PolyRef d0,
+                 PolyRef d1, PolyRef d2) override;
+  void do_mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                         PolyRef out) override;
+  void do_key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                               std::span<const ConstPolyRef> kb, std::span<const ConstPolyRef> ka,
+                               PolyRef out0, PolyRef out1, ConstPolyRef add0) override;
+  void do_key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                   std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) override;
+  void do_mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override;
+
+  void do_automorphism(ConstPolyRef in, u32 k, PolyRef out) override;
+  void do_automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
+                           bool accumulate) override;
+
+  void do_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                         PolyRef out) override;  // cpu_sampler.cpp
 
  private:
   // Built on first use: a ring may list many primes that a given run never transforms.
@@ -114,11 +117,10 @@ class CpuBackend final : public Backend {
     const u32* sub = nullptr;  // ntt_sub_mul_scalar: data = (sub - NTT) * s (nullable)
     u32 s = 0;
   };
-  std::vector<LimbJob> ntt_jobs(std::string_view op, std::string_view consts_name,
-                                std::span<const PolyRef> polys, std::span<const u32> consts,
+  std::vector<LimbJob> ntt_jobs(std::span<const PolyRef> polys, std::span<const u32> consts,
                                 std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
   void run_transform(const std::vector<LimbJob>& jobs, bool inverse);
-  // While capturing: keeps `call` (which repeats the op's public call, owning its arguments) for
+  // While capturing: keeps `call` (which repeats the op's do_ call, owning its arguments) for
   // the replays instead of running the op, and returns true.
   template <typename Call>
   bool deferred(Call&& call) {
@@ -126,11 +128,21 @@ class CpuBackend final : public Backend {
     capture_->calls.emplace_back(std::forward<Call>(call));
     return true;
   }
-  // Throws BackendError while capturing: `op` needs the host at capture time.
-  void refuse_while_capturing(std::string_view op) const;
   // fn(limb) for every limb, in parallel.
   void for_limbs(u32 limbs, const std::function<void(u32)>& fn);
-  void check(std::string_view op, std::string_view arg, ConstPolyRef p) const;
+  // out_l[c] = word(c) for every limb l (in parallel) and word c, word = per_limb(l): the limb's
+  // constants and pointers made once, the word loop bounded by a local n so stores cannot alias
+  // it. Inputs may alias out (each word is read before it is written).
+  template <typename PerLimb>
+  void map_words(PolyRef out, PerLimb&& per_limb) {
+    for_limbs(out.limbs(), [&](u32 l) {
+      const u32 n = out.n;
+      u32* z = out.limb(l);
+      const auto word = per_limb(l);
+      for (u32 c = 0; c < n; ++c)
+        z[c] = word(c);
+    });
+  }
 
   struct Capture {
     std::shared_ptr<CaptureArena> arena;

@@ -17,32 +17,17 @@ class CpuBConvPlan final : public BConvPlan {
 };
 
 const CpuBConvPlan& cpu_plan(std::string_view op, const BConvPlan& plan) {
-  const auto* p = dynamic_cast<const CpuBConvPlan*>(&plan);
-  if (p == nullptr)
-    throw ParameterError(std::string(op) + ": plan was not made by the CPU backend's make_bconv");
-  return *p;
+  return checks::own_plan<CpuBConvPlan>(op, "CPU", plan);
 }
 
 }  // namespace
 
-std::shared_ptr<const BConvPlan> CpuBackend::make_bconv(const Basis& src, const Basis& dst,
-                                                        bool exact) {
-  refuse_while_capturing("make_bconv");
+std::shared_ptr<const BConvPlan> CpuBackend::do_make_bconv(const Basis& src, const Basis& dst,
+                                                           bool exact) {
   return std::make_shared<CpuBConvPlan>(make_bconv_table(ring_, src, dst, exact), *this);
 }
 
 namespace {
-
-const CpuBConvPlan& check_bconv(std::string_view op, const Backend& be, const BConvPlan& plan,
-                                ConstPolyRef in, PolyRef out) {
-  const CpuBConvPlan& p = cpu_plan(op, plan);
-  checks::poly(op, "in", be, in);
-  checks::poly(op, "out", be, out);
-  checks::same_shape(op, "plan.src", ConstPolyRef{in.data, in.n, plan.src()}, "in", in);
-  checks::same_shape(op, "plan.dst", ConstPolyRef{out.data, out.n, plan.dst()}, "out", out);
-  checks::no_alias(op, "in", in, "out", out);
-  return p;
-}
 
 void run_bconv(ThreadPool& pool, const CpuBConvPlan& p, ConstPolyRef in, PolyRef out,
                bool apply_hat_inv) {
@@ -56,15 +41,15 @@ void run_bconv(ThreadPool& pool, const CpuBConvPlan& p, ConstPolyRef in, PolyRef
 
 }  // namespace
 
-void CpuBackend::bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
-  const CpuBConvPlan& p = check_bconv("bconv", *this, plan, in, out);
-  if (deferred([this, &plan, in, out] { bconv(plan, in, out); })) return;
+void CpuBackend::do_bconv(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
+  const CpuBConvPlan& p = cpu_plan("bconv", plan);
+  if (deferred([this, &plan, in, out] { do_bconv(plan, in, out); })) return;
   run_bconv(pool_, p, in, out, true);
 }
 
-void CpuBackend::bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
-  const CpuBConvPlan& p = check_bconv("bconv_matmul", *this, plan, in, out);
-  if (deferred([this, &plan, in, out] { bconv_matmul(plan, in, out); })) return;
+void CpuBackend::do_bconv_matmul(const BConvPlan& plan, ConstPolyRef in, PolyRef out) {
+  const CpuBConvPlan& p = cpu_plan("bconv_matmul", plan);
+  if (deferred([this, &plan, in, out] { do_bconv_matmul(plan, in, out); })) return;
   run_bconv(pool_, p, in, out, false);
 }
 

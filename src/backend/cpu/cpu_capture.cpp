@@ -1,7 +1,7 @@
 // Capture on the CPU backend: the same semantics as a CUDA Graph (nothing runs while capturing,
 // every replay runs the ops in capture order on the operands' current contents), so programs that
-// capture can be tested without a GPU. Each data op checks its arguments, then, while capturing,
-// leaves a call that repeats it (CpuBackend::deferred); a replay makes those calls.
+// capture can be tested without a GPU. Each data op, its arguments checked by the public op, leaves
+// a call that repeats it while capturing (CpuBackend::deferred); a replay makes those calls.
 
 #include <string>
 
@@ -41,29 +41,14 @@ std::shared_ptr<Allocator> CpuBackend::allocator() {
   return alloc_;
 }
 
-void CpuBackend::refuse_while_capturing(std::string_view op) const {
-  if (capture_)
-    throw BackendError(std::string(op) +
-                       " is not allowed while capturing (it needs the host at capture time; do it "
-                       "before or after the capture)");
-}
-
-void CpuBackend::synchronize() {
-  refuse_while_capturing("synchronize");
-}
-
-void CpuBackend::begin_capture() {
-  if (capture_) throw BackendError("begin_capture: the backend is already capturing");
-  fork_.refuse("begin_capture");
+void CpuBackend::do_begin_capture() {
   auto c = std::make_unique<Capture>();
   c->arena = std::make_shared<CaptureArena>(alloc_);
   alloc_->set_capture(c->arena.get());
   capture_ = std::move(c);
 }
 
-std::unique_ptr<CapturedWork> CpuBackend::end_capture() {
-  if (!capture_) throw BackendError("end_capture: the backend is not capturing");
-  fork_.refuse("end_capture");
+std::unique_ptr<CapturedWork> CpuBackend::do_end_capture() {
   std::unique_ptr<Capture> c = std::move(capture_);
   alloc_->set_capture(nullptr);
   c->arena->close();

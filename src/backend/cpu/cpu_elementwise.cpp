@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "theo/ring/shape_checks.h"
 
 namespace theo::cpu {
 
@@ -19,193 +18,117 @@ inline u32 mul_mod_nb(u32 a, u32 b, const Modulus& m) {
   return canon_nb(smr(static_cast<i64>(t) * m.r2_mod, m), m.q);
 }
 
-// The rules of add_batch / sub_batch (backend.h); the CUDA backend checks the same.
-void check_batch(std::string_view op, const Backend& be, std::span<const ConstPolyRef> a,
-                 std::span<const ConstPolyRef> b, std::span<const PolyRef> out) {
-  checks::same_count(op, "a", a.size(), "b", b.size());
-  checks::same_count(op, "a", a.size(), "out", out.size());
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    const std::string ak = checks::indexed("a", k), ok = checks::indexed("out", k);
-    checks::poly(op, ak, be, a[k]);
-    checks::same_shape(op, ak, a[k], checks::indexed("b", k), b[k]);
-    checks::same_shape(op, ak, a[k], ok, out[k]);
-    for (std::size_t j = 0; j < a.size(); ++j) {
-      if (j == k) continue;
-      checks::no_alias(op, ok, out[k], checks::indexed("a", j), a[j]);
-      checks::no_alias(op, ok, out[k], checks::indexed("b", j), b[j]);
-      if (j > k) checks::no_alias(op, ok, out[k], checks::indexed("out", j), out[j]);
-    }
-  }
-}
-
 }  // namespace
 
-void CpuBackend::add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                           std::span<const PolyRef> out) {
-  check_batch("add_batch", *this, a, b, out);
-  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { add_batch(a, b, o); })) return;
+void CpuBackend::do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                              std::span<const PolyRef> out) {
+  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { do_add_batch(a, b, o); }))
+    return;
   for (std::size_t k = 0; k < a.size(); ++k)
-    add(a[k], b[k], out[k]);
+    do_add(a[k], b[k], out[k]);
 }
 
-void CpuBackend::sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
-                           std::span<const PolyRef> out) {
-  check_batch("sub_batch", *this, a, b, out);
-  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { sub_batch(a, b, o); })) return;
+void CpuBackend::do_sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                              std::span<const PolyRef> out) {
+  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { do_sub_batch(a, b, o); }))
+    return;
   for (std::size_t k = 0; k < a.size(); ++k)
-    sub(a[k], b[k], out[k]);
+    do_sub(a[k], b[k], out[k]);
 }
 
 // Every op here is per limb and per word; aliasing an output with an input of the same shape is
 // safe because each word is read before it is written.
 
-void CpuBackend::add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
-  check("add", "a", a);
-  checks::same_shape("add", "a", a, "b", b);
-  checks::same_shape("add", "a", a, "out", out);
-  if (deferred([this, a, b, out] { add(a, b, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  if (deferred([this, a, b, out] { do_add(a, b, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const u32 *x = a.limb(l), *y = b.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = add_mod(x[c], y[c], q);
+    return [=](u32 c) { return add_mod(x[c], y[c], q); };
   });
 }
 
-void CpuBackend::sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
-  check("sub", "a", a);
-  checks::same_shape("sub", "a", a, "b", b);
-  checks::same_shape("sub", "a", a, "out", out);
-  if (deferred([this, a, b, out] { sub(a, b, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  if (deferred([this, a, b, out] { do_sub(a, b, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const u32 *x = a.limb(l), *y = b.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = sub_mod(x[c], y[c], q);
+    return [=](u32 c) { return sub_mod(x[c], y[c], q); };
   });
 }
 
-void CpuBackend::neg(ConstPolyRef a, PolyRef out) {
-  check("neg", "a", a);
-  checks::same_shape("neg", "a", a, "out", out);
-  if (deferred([this, a, out] { neg(a, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_neg(ConstPolyRef a, PolyRef out) {
+  if (deferred([this, a, out] { do_neg(a, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const u32* x = a.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = neg_mod(x[c], q);
+    return [=](u32 c) { return neg_mod(x[c], q); };
   });
 }
 
-void CpuBackend::mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
-  check("mul", "a", a);
-  checks::same_shape("mul", "a", a, "b", b);
-  checks::same_shape("mul", "a", a, "out", out);
-  if (deferred([this, a, b, out] { mul(a, b, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  if (deferred([this, a, b, out] { do_mul(a, b, out); })) return;
+  map_words(out, [&](u32 l) {
     const Modulus m = modulus(a.basis[l]);
     const u32 *x = a.limb(l), *y = b.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = mul_mod_nb(x[c], y[c], m);
+    return [=](u32 c) { return mul_mod_nb(x[c], y[c], m); };
   });
 }
 
-void CpuBackend::mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) {
-  check("mul_add", "a", a);
-  checks::same_shape("mul_add", "a", a, "b", b);
-  checks::same_shape("mul_add", "a", a, "c", c);
-  checks::same_shape("mul_add", "a", a, "out", out);
-  if (deferred([this, a, b, c, out] { mul_add(a, b, c, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) {
+  if (deferred([this, a, b, c, out] { do_mul_add(a, b, c, out); })) return;
+  map_words(out, [&](u32 l) {
     const Modulus m = modulus(a.basis[l]);
     const u32 *x = a.limb(l), *y = b.limb(l), *w = c.limb(l);
-    u32* z = out.limb(l);
-    for (u32 i = 0; i < n; ++i)
-      z[i] = add_mod(mul_mod_nb(x[i], y[i], m), w[i], m.q);
+    return [=](u32 i) { return add_mod(mul_mod_nb(x[i], y[i], m), w[i], m.q); };
   });
 }
 
-void CpuBackend::mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
-  check("mul_scalar", "a", a);
-  checks::same_shape("mul_scalar", "a", a, "out", out);
-  checks::limb_consts("mul_scalar", "s", *this, a, s);
-  if (deferred([this, a, s = owned(s), out] { mul_scalar(a, s, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
+  if (deferred([this, a, s = owned(s), out] { do_mul_scalar(a, s, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const ShoupConst w = make_shoup(s[l], q);
     const u32* x = a.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = shoup_mul(x[c], w, q);
+    return [=](u32 c) { return shoup_mul(x[c], w, q); };
   });
 }
 
-void CpuBackend::add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
-  check("add_scalar", "a", a);
-  checks::same_shape("add_scalar", "a", a, "out", out);
-  checks::limb_consts("add_scalar", "s", *this, a, s);
-  if (deferred([this, a, s = owned(s), out] { add_scalar(a, s, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) {
+  if (deferred([this, a, s = owned(s), out] { do_add_scalar(a, s, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const u32 v = s[l];
     const u32* x = a.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = add_mod(x[c], v, q);
+    return [=](u32 c) { return add_mod(x[c], v, q); };
   });
 }
 
-void CpuBackend::mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
-                                PolyRef out) {
-  check("mul_scalar_add", "a", a);
-  checks::same_shape("mul_scalar_add", "a", a, "b", b);
-  checks::same_shape("mul_scalar_add", "a", a, "out", out);
-  checks::limb_consts("mul_scalar_add", "s", *this, a, s);
-  if (deferred([this, a, s = owned(s), b, out] { mul_scalar_add(a, s, b, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
+                                   PolyRef out) {
+  if (deferred([this, a, s = owned(s), b, out] { do_mul_scalar_add(a, s, b, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const ShoupConst w = make_shoup(s[l], q);
     const u32 *x = a.limb(l), *y = b.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = add_mod(shoup_mul(x[c], w, q), y[c], q);
+    return [=](u32 c) { return add_mod(shoup_mul(x[c], w, q), y[c], q); };
   });
 }
 
-void CpuBackend::sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
-                                PolyRef out) {
-  check("sub_mul_scalar", "a", a);
-  checks::same_shape("sub_mul_scalar", "a", a, "b", b);
-  checks::same_shape("sub_mul_scalar", "a", a, "out", out);
-  checks::limb_consts("sub_mul_scalar", "s", *this, a, s);
-  if (deferred([this, a, b, s = owned(s), out] { sub_mul_scalar(a, b, s, out); })) return;
-  for_limbs(a.limbs(), [&](u32 l) {
-    const u32 n = a.n;  // a local bound, so stores cannot alias it
+void CpuBackend::do_sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
+                                   PolyRef out) {
+  if (deferred([this, a, b, s = owned(s), out] { do_sub_mul_scalar(a, b, s, out); })) return;
+  map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const ShoupConst w = make_shoup(s[l], q);
     const u32 *x = a.limb(l), *y = b.limb(l);
-    u32* z = out.limb(l);
-    for (u32 c = 0; c < n; ++c)
-      z[c] = shoup_mul(sub_mod(x[c], y[c], q), w, q);
+    return [=](u32 c) { return shoup_mul(sub_mod(x[c], y[c], q), w, q); };
   });
 }
 
-void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
-                        PolyRef d0, PolyRef d1, PolyRef d2) {
-  checks::tensor_args("tensor", *this, a0, a1, b0, b1, d0, d1, d2);
-  if (deferred([=, this] { tensor(a0, a1, b0, b1, d0, d1, d2); })) return;
+void CpuBackend::do_tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, ConstPolyRef b1,
+                           PolyRef d0, PolyRef d1, PolyRef d2) {
+  if (deferred([=, this] { do_tensor(a0, a1, b0, b1, d0, d1, d2); })) return;
   for_limbs(a0.limbs(), [&](u32 l) {
     const u32 n = a0.n;  // a local bound, so stores cannot alias it
     const Modulus m = modulus(a0.basis[l]);
@@ -220,10 +143,9 @@ void CpuBackend::tensor(ConstPolyRef a0, ConstPolyRef a1, ConstPolyRef b0, Const
   });
 }
 
-void CpuBackend::mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
-                                PolyRef out) {
-  checks::mul_scalar_sum_args("mul_scalar_sum", *this, a, s, out);
-  if (deferred([this, a = owned(a), s = owned(s), out] { mul_scalar_sum(a, s, out); })) return;
+void CpuBackend::do_mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
+                                   PolyRef out) {
+  if (deferred([this, a = owned(a), s = owned(s), out] { do_mul_scalar_sum(a, s, out); })) return;
   const u32 limbs = out.limbs();
   for_limbs(limbs, [&](u32 l) {
     const u32 n = out.n;  // a local bound, so stores cannot alias it
@@ -243,28 +165,21 @@ void CpuBackend::mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const
   });
 }
 
-void CpuBackend::key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
-                          std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
-  checks::key_mult_args("key_mult", *this, digits, kb, ka, out0, out1);
+void CpuBackend::do_key_mult(std::span<const ConstPolyRef> digits, std::span<const ConstPolyRef> kb,
+                             std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1) {
   if (deferred([this, d = owned(digits), b = owned(kb), a = owned(ka), out0, out1] {
-        key_mult(d, b, a, out0, out1);
+        do_key_mult(d, b, a, out0, out1);
       }))
     return;
   key_mult_rows(digits, nullptr, kb, ka, out0, out1);
 }
 
-void CpuBackend::key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
-                                      std::span<const ConstPolyRef> kb,
-                                      std::span<const ConstPolyRef> ka, PolyRef out0, PolyRef out1,
-                                      ConstPolyRef add0) {
-  checks::key_mult_args("key_mult_automorphed", *this, digits, kb, ka, out0, out1);
-  checks::key_mult_add0("key_mult_automorphed", *this, add0, out0, out1);
-  if (g % 2 == 0) {
-    throw ParameterError("key_mult_automorphed: g = " + std::to_string(g) +
-                         " is even; a Galois element must be odd");
-  }
+void CpuBackend::do_key_mult_automorphed(std::span<const ConstPolyRef> digits, u32 g,
+                                         std::span<const ConstPolyRef> kb,
+                                         std::span<const ConstPolyRef> ka, PolyRef out0,
+                                         PolyRef out1, ConstPolyRef add0) {
   if (deferred([this, d = owned(digits), g, b = owned(kb), a = owned(ka), out0, out1, add0] {
-        key_mult_automorphed(d, g, b, a, out0, out1, add0);
+        do_key_mult_automorphed(d, g, b, a, out0, out1, add0);
       }))
     return;
   const std::vector<u32> map = automorphism_map(g);
@@ -310,10 +225,8 @@ void CpuBackend::key_mult_rows(std::span<const ConstPolyRef> digits, const u32* 
   });
 }
 
-void CpuBackend::mul_monomial(ConstPolyRef a, i64 k, PolyRef out) {
-  check("mul_monomial", "a", a);
-  checks::same_shape("mul_monomial", "a", a, "out", out);
-  if (deferred([this, a, k, out] { mul_monomial(a, k, out); })) return;
+void CpuBackend::do_mul_monomial(ConstPolyRef a, i64 k, PolyRef out) {
+  if (deferred([this, a, k, out] { do_mul_monomial(a, k, out); })) return;
   // Evaluation i sits at psi^(2 brev(i) + 1), where X^k evaluates to psi^((2 brev(i) + 1) k).
   const i64 two_n = i64{2} << ring_.log_n;
   const u64 kk = static_cast<u64>(((k % two_n) + two_n) % two_n);

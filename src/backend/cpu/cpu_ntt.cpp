@@ -8,10 +8,11 @@
 namespace theo::cpu {
 
 // Tables are resolved here, in the calling thread, so workers never wait on a table build.
-std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(
-    std::string_view op, std::string_view consts_name, std::span<const PolyRef> polys,
-    std::span<const u32> consts, std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  const bool per_poly = checks::transform_args(op, consts_name, *this, polys, consts, src, echo);
+std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(std::span<const PolyRef> polys,
+                                                      std::span<const u32> consts,
+                                                      std::span<const ConstPolyRef> src,
+                                                      std::span<const PolyRef> echo) {
+  const bool per_poly = checks::consts_per_poly(polys, consts);
   std::vector<LimbJob> jobs;
   std::size_t row = 0;  // first constant of polys[p] in the per-poly form
   for (std::size_t p = 0; p < polys.size(); ++p) {
@@ -51,34 +52,33 @@ void CpuBackend::run_transform(const std::vector<LimbJob>& jobs, bool inverse) {
   });
 }
 
-void CpuBackend::ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                     std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  const auto jobs = ntt_jobs("ntt", "pre_consts", polys, pre_consts, src, echo);
+void CpuBackend::do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
+                        std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  const auto jobs = ntt_jobs(polys, pre_consts, src, echo);
   if (deferred([this, p = owned(polys), c = owned(pre_consts), s = owned(src), e = owned(echo)] {
-        ntt(p, c, s, e);
+        do_ntt(p, c, s, e);
       }))
     return;
   run_transform(jobs, false);
 }
 
-void CpuBackend::intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-                      std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  const auto jobs = ntt_jobs("intt", "post_consts", polys, post_consts, src, echo);
+void CpuBackend::do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
+                         std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+  const auto jobs = ntt_jobs(polys, post_consts, src, echo);
   if (deferred([this, p = owned(polys), c = owned(post_consts), s = owned(src), e = owned(echo)] {
-        intt(p, c, s, e);
+        do_intt(p, c, s, e);
       }))
     return;
   run_transform(jobs, true);
 }
 
-void CpuBackend::ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                                    std::span<const ConstPolyRef> a, u32 first,
-                                    std::span<const u32> s) {
-  constexpr std::string_view op = "ntt_sub_mul_scalar";
-  auto jobs = ntt_jobs(op, "pre_consts", polys, pre_consts, {}, {});
-  checks::sub_mul_epilogue_args(op, *this, polys, a, first, s);
+void CpuBackend::do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,
+                                       std::span<const u32> pre_consts,
+                                       std::span<const ConstPolyRef> a, u32 first,
+                                       std::span<const u32> s) {
+  auto jobs = ntt_jobs(polys, pre_consts, {}, {});
   if (deferred([this, p = owned(polys), c = owned(pre_consts), a = owned(a), first, s = owned(s)] {
-        ntt_sub_mul_scalar(p, c, a, first, s);
+        do_ntt_sub_mul_scalar(p, c, a, first, s);
       }))
     return;
   std::size_t row = 0;  // jobs[row] is limb 0 of polys[k]

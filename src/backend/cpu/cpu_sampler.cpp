@@ -34,9 +34,8 @@ u32 load_le32(const std::uint8_t* p) {
 
 }  // namespace
 
-void CpuBackend::sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
-                                PolyRef out) {
-  check("sample_uniform", "out", out);
+void CpuBackend::do_sample_uniform(const std::array<std::uint8_t, 32>& seed, u64 stream_id,
+                                   PolyRef out) {
   static_assert(crypto_stream_chacha20_ietf_KEYBYTES == 32);
   static_assert(crypto_stream_chacha20_ietf_NONCEBYTES == 12);
   ensure_sodium();

@@ -1,17 +1,10 @@
-# Sources of src/backend/cpu
-list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/thread_pool.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/host_allocator.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/ntt_kernels.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bconv_kernels.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_backend.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_capture.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/../capture_arena.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_ntt.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_bconv.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_automorphism.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_sampler.cpp)
+# Sources of src/backend/cpu: the CPU reference backend, one op family per file, and its host
+# memory (the thread pool is common/, the capture arena backend_common).
+set(theo_cpu_sources host_allocator.cpp ntt_kernels.cpp bconv_kernels.cpp cpu_backend.cpp
+                     cpu_capture.cpp cpu_ntt.cpp cpu_bconv.cpp cpu_elementwise.cpp
+                     cpu_automorphism.cpp cpu_sampler.cpp)
+list(TRANSFORM theo_cpu_sources PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(APPEND THEO_SOURCES ${theo_cpu_sources})
 # The exact-BConv rounding must be the contract's separate multiply and add, never an FMA.
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/bconv_kernels.cpp
   PROPERTIES COMPILE_OPTIONS -ffp-contract=off)

@@ -24,7 +24,10 @@ struct Tuning {
   u32 programmatic_launch = 1;
 };
 
+// The CUDA backend on the current device (theo::make_cuda_backend checks that there is one).
 std::unique_ptr<Backend> make_backend(const RingParams& ring, const Tuning& tuning = {});
+// True when a usable GPU is present.
+bool device_available();
 // The stream all of `be`'s work is issued on; throws ParameterError if `be` is not a CUDA backend.
 cudaStream_t stream_of(Backend& be);
 // Replace the tunables of a CUDA backend (benchmark sweeps).

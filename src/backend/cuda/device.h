@@ -137,4 +137,12 @@ void DeviceArray<T>::upload(const T* host) {
   if (count_ > 0) upload_bytes(*dev_, ptr_, host, count_ * sizeof(T));
 }
 
+// A device copy of `host` (blocking: tables made once).
+template <typename T>
+DeviceArray<T> uploaded(const std::shared_ptr<Device>& dev, const std::vector<T>& host) {
+  DeviceArray<T> a(dev, host.size());
+  a.upload(host.data());
+  return a;
+}
+
 }  // namespace theo::cuda

@@ -76,7 +76,8 @@ struct NttConfig {
   // more than its occupancy, 3 at ~80 registers), each looping over tiles with the next tile's
   // words loaded while it transforms this one. A launch takes the persistent kernel when no block
   // gets more than rows_persistent_tiles tiles; rows_resident = 0 or rows_persistent_tiles = 0:
-  // never. Measured on the H100 (bench/NOTES.md session 10): at one or two tiles per block it
+  // never. Measured on the H100 (docs/performance-journal.md, "a persistent register row
+  // kernel"): at one or two tiles per block it
   // wins (the registers to batch every load, then the prefetch), at four the six-block kernel's
   // occupancy does.
   u32 rows_resident = 3;

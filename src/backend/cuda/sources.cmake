@@ -1,16 +1,13 @@
-# Sources of src/backend/cuda (included only when the CUDA backend is enabled)
-list(APPEND THEO_CUDA_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/ntt.cu
-  ${CMAKE_CURRENT_LIST_DIR}/bconv.cu
-  ${CMAKE_CURRENT_LIST_DIR}/bconv_tensor.cu
-  ${CMAKE_CURRENT_LIST_DIR}/elementwise.cu
-  ${CMAKE_CURRENT_LIST_DIR}/keymult.cu
-  ${CMAKE_CURRENT_LIST_DIR}/automorphism.cu
-  ${CMAKE_CURRENT_LIST_DIR}/event_timer.cu
-  ${CMAKE_CURRENT_LIST_DIR}/sampler.cu)
-list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/bconv_tensor_table.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/check.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/memory_pool.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/graph.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp)
+# Sources of src/backend/cuda (included only when the CUDA backend is enabled): the kernels and
+# their launchers (nvcc), then the device state and the CudaBackend class, one op family per file
+# (cuda_backend_impl.h lists them).
+set(theo_cuda_kernels ntt.cu bconv.cu bconv_tensor.cu elementwise.cu keymult.cu automorphism.cu
+                      event_timer.cu sampler.cu)
+set(theo_cuda_host bconv_tensor_table.cpp check.cpp memory_pool.cpp graph.cpp event_timer.cpp
+                   cuda_backend.cpp cuda_tables.cpp cuda_tuning.cpp cuda_streams.cpp cuda_ntt.cpp
+                   cuda_bconv.cpp cuda_elementwise.cpp cuda_keymult.cpp cuda_automorphism.cpp
+                   cuda_sampler.cpp)
+list(TRANSFORM theo_cuda_kernels PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(TRANSFORM theo_cuda_host PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(APPEND THEO_CUDA_SOURCES ${theo_cuda_kernels})
+list(APPEND THEO_SOURCES ${theo_cuda_host})

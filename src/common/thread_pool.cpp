@@ -1,6 +1,6 @@
-#include "backend/cpu/thread_pool.h"
+#include "common/thread_pool.h"
 
-namespace theo::cpu {
+namespace theo {
 
 ThreadPool::ThreadPool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i)
@@ -74,4 +74,4 @@ void ThreadPool::worker_loop() {
   }
 }
 
-}  // namespace theo::cpu
+}  // namespace theo

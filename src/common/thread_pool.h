@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace theo::cpu {
+namespace theo {
 
 class ThreadPool {
  public:
@@ -45,4 +45,4 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
-}  // namespace theo::cpu
+}  // namespace theo

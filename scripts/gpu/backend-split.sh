@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# GPU check of the Backend refactor (issue 19, part B: checked public ops over per-backend
+# implementations, backend/cuda/ split per op family, backend-parameterised tests): every GPU test
+# binary, then Boot and the key-switching ops A/B against binaries of the commit before, in one
+# device call. Logs and JSON under $OUT/backend-split/.
+#
+#   scripts/gpu/backend-split.sh NEW_DIR [OLD_DIR]
+#
+# NEW_DIR / OLD_DIR: binaries staged by `scripts/gpu-run --stage DIR BUILD` from builds configured
+# with -DTHEO_STATIC_DEPS=ON -DTHEO_CUDA=ON (NEW: this branch; OLD: its merge base with main).
+# Without OLD_DIR only NEW is measured. Runs in about 12 minutes on an H100 (tests ~7, A/B ~5).
+# Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10).
+set -uo pipefail
+new="$(cd "${1:?usage: scripts/gpu/backend-split.sh NEW_DIR [OLD_DIR]}" && pwd)"
+old="${2:-}"
+[[ -n "$old" ]] && old="$(cd "$old" && pwd)"
+out="${OUT:?set OUT}/backend-split"
+mkdir -p "$out"
+rounds="${ROUNDS:-3}"; runs="${RUNS:-10}"
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
+
+# 1. Every GPU test binary (exit 77: skipped), with gtest's JSON report.
+: >"$out/tests.txt"
+for t in "$new"/test_*; do
+  [[ -f "$t" && -x "$t" ]] || continue
+  name="$(basename "$t")"
+  start=$(date +%s)
+  timeout 600 "$t" --gtest_output="json:$out/$name.json" >"$out/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - start ))s $(grep -E '^\[  (PASSED|FAILED) ' "$out/$name.log" | tr '\n' ' ')" \
+    | tee -a "$out/tests.txt"
+  [[ $rc -eq 0 || $rc -eq 77 ]] || status=1
+done
+
+# 2. A/B: Boot (graph and eager) and the key-switching ops, old and new alternating per round.
+ab() {  # ab <label> <dir> <round>
+  local label="$1" dir="$2" r="$3"
+  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
+    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
+  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
+    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
+  "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
+    --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 || status=1
+}
+for r in $(seq 1 "$rounds"); do
+  [[ -n "$old" ]] && ab old "$old" "$r"
+  ab new "$new" "$r"
+done
+
+# 3. Summary: median bootstrap (runs after the first) and op medians per binary, new / old.
+python3 - "$out" "$rounds" ${old:+old} new <<'PY' | tee "$out/summary.txt"
+import glob, json, re, statistics, sys
+out, rounds, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+res = {}
+for label in labels:
+    for kind in ("graph", "eager"):
+        ms = []
+        for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
+            runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
+            ms += runs[1:]
+        if ms:
+            res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
+    ops = {}
+    for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
+        for rec in json.load(open(f)).get("results", []):
+            ops.setdefault(f'{rec["op"]} L={rec["limbs"]}', []).append(rec["median_us"])
+    for k, v in ops.items():
+        res.setdefault(label, {})[k + " us"] = statistics.median(v)
+json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
+for k in res.get("new", {}):
+    n = res["new"][k]
+    o = res.get("old", {}).get(k)
+    print(f"{k:28s} new {n:9.2f}" + (f"  old {o:9.2f}  new/old {n / o:.3f}" if o else ""))
+PY
+exit $status
