@@ -78,6 +78,12 @@ void print_table_header(const std::string& first_column);
 void print_table_row(const std::string& label, const TrafficTotals& t, const Ceilings& c,
                      double measured_us);
 
+// model_keys.cpp: the switching-key halves and linear-transform plaintexts a bootstrapping streams,
+// per phase, from the recorder's per-call records of the "Boot" scope (the recorder keeps them);
+// and the key set's size expanded and with the a halves as seeds. Both print a table.
+nlohmann::json key_stream_json(const TrafficRecorder& rec, double passes, const Ceilings& c);
+nlohmann::json key_set_json(const BootstrappingKeys& keys);
+
 // model_run.cpp: the whole --model run.
 int run_model(const ModelOptions& o);
 

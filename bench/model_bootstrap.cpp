@@ -138,6 +138,9 @@ nlohmann::json run_bootstrap(ModelEnv& env, const ModelOptions& o) {
   for (const auto& [op, cell] : env.rec->by_op("Boot"))
     print_table_row(op, cell.per_pass(passes), env.ceil, 0);
 
+  const nlohmann::json key_stream = key_stream_json(*env.rec, passes, env.ceil);
+  const nlohmann::json key_set = key_set_json(keys);
+
   std::printf(
       "\n   modelled traffic %.2f GB (+ %.2f GB tables), %llu calls: lower bound %.2f ms at L2 "
       "%.2f TB/s, %.2f ms at DRAM %.2f TB/s; measured %.2f ms = %.2fx / %.2fx\n",
@@ -158,6 +161,8 @@ nlohmann::json run_bootstrap(ModelEnv& env, const ModelOptions& o) {
   j["precision_bits"] = -std::log2(max_err);
   j["phases"] = phases;
   j["key_switching"] = ks_json;
+  j["key_stream"] = key_stream;
+  j["key_set"] = key_set;
   j["scopes"] = scopes_json(*env.rec, "Boot", passes, env.ceil);
   j["ops"] = ops_json(*env.rec, "Boot", passes, env.ceil);
   return j;

@@ -34,7 +34,8 @@ int run_model(const ModelOptions& o) {
     throw ParameterError("--dram-tbps and --l2-tbps must be > 0");
   if (o.reps == 0 || o.passes == 0) throw ParameterError("--reps and --passes must be > 0");
   ModelEnv env;
-  env.rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.profile = true});
+  env.rec = std::make_shared<TrafficRecorder>(
+      TrafficRecorderOptions{.profile = true, .keep_records = true});
   env.rec->set_enabled(false);  // recorded only inside profile_passes
   env.ceil = Ceilings{o.dram_tbps, o.l2_tbps};
   env.ctx = make_context(o, env.rec);

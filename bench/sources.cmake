@@ -33,6 +33,7 @@ target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_keys.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_report.cpp)
 # theo_bench --dataflows: the key-switching dataflows over the parameter grid (dataflows_bench.h).
 target_sources(theo_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/dataflows_bench.cpp)
@@ -69,3 +70,41 @@ add_dependencies(theo_helr_bench theo_bench_commit)
 target_include_directories(theo_helr_bench PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 target_compile_definitions(theo_helr_bench PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 theo_target_warnings(theo_helr_bench)
+
+# The CPU reference expansion of compact keys, words per second per ChaCha round count (JSON).
+add_executable(theo_compact_keys_cpu ${CMAKE_CURRENT_LIST_DIR}/compact_keys_cpu.cpp
+                                     ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp)
+target_include_directories(theo_compact_keys_cpu PRIVATE ${PROJECT_SOURCE_DIR}/src
+                                                         ${CMAKE_CURRENT_BINARY_DIR}/generated)
+target_link_libraries(theo_compact_keys_cpu PRIVATE theodosian::theo)
+target_compile_definitions(theo_compact_keys_cpu PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(theo_compact_keys_cpu theo_bench_commit)
+theo_target_warnings(theo_compact_keys_cpu)
+
+# KeyMult with full keys against compact keys (the uniform halves expanded in the kernel from a
+# seed, math/compact_expand.h), alone and beside a copy / integer kernel: a standalone GPU probe
+# (JSON lines, scripts/gpu/compact-keys.sh). Its --check mode is the GPU test of the expansion:
+# bit-exact against the CPU reference.
+if(THEO_HAVE_CUDA)
+  add_executable(theo_compact_keys_probe ${CMAKE_CURRENT_LIST_DIR}/compact_keys_probe.cu)
+  target_include_directories(theo_compact_keys_probe PRIVATE ${PROJECT_SOURCE_DIR}/src
+                                                             ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_link_libraries(theo_compact_keys_probe PRIVATE theodosian::theo)
+  target_compile_options(theo_compact_keys_probe PRIVATE
+                         $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+  add_dependencies(theo_compact_keys_probe theo_bench_commit)
+  theo_target_warnings(theo_compact_keys_probe)
+  if(THEO_BUILD_TESTS)
+    add_test(NAME compact_keys_gpu_exact COMMAND theo_compact_keys_probe --check)
+    set_tests_properties(compact_keys_gpu_exact PROPERTIES LABELS "gpu;cuda" SKIP_RETURN_CODE 77
+                                                           TIMEOUT 300)
+  endif()
+endif()
+
+# theo_resnet: encrypted ResNet inference on real images, class agreement, precision, the phase
+# breakdown (bench/resnet_bench.cpp; scripts/gpu/workloads-resnet.sh runs it on the GPU).
+add_executable(theo_resnet ${CMAKE_CURRENT_LIST_DIR}/resnet_bench.cpp)
+target_link_libraries(theo_resnet PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+add_dependencies(theo_resnet theo_bench_commit)
+target_include_directories(theo_resnet PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+theo_target_warnings(theo_resnet)

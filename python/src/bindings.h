@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "theo/circuits/bootstrapper.h"
 #include "theo/math/prime_system.h"
 #include "theo/ring/automorphism.h"
 #include "theo/theodosian.h"
@@ -82,6 +83,11 @@ struct WRelinKey {
 struct WGaloisKeys {
   SessionPtr s;
   std::shared_ptr<theo::GaloisKeys> k;
+};
+
+struct WBootstrappingKeys {
+  SessionPtr s;
+  std::shared_ptr<const theo::BootstrappingKeys> k;
 };
 
 struct WEncoder {
@@ -572,5 +578,13 @@ void bind_encoding(nb::module_& m);
 void bind_evaluator(nb::module_& m);
 void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
+void bind_cnn(nb::module_& m);  // cnn_bindings.cpp
+
+// Defined in serialization_bindings.cpp: to_bytes / from_bytes / save / load / pickling of every
+// object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of C++
+// API names in error messages into the Python calls.
+void bind_serialization(nb::module_& m);
+// Remembers a new Context for Context.for_parameters (the first live one per fingerprint).
+void register_context(const SessionPtr& s);
 
 }  // namespace theopy

@@ -24,11 +24,6 @@ struct WLinearTransform {
   bool real = false;  // every diagonal is real
 };
 
-struct WBootstrappingKeys {
-  SessionPtr s;
-  std::shared_ptr<const theo::BootstrappingKeys> k;
-};
-
 struct WBootstrapper {
   SessionPtr s;
   std::unique_ptr<theo::Bootstrapper> b;

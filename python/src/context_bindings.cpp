@@ -176,6 +176,7 @@ void bind_context(nb::module_& m) {
               nb::gil_scoped_release release;
               s = std::make_shared<Session>(theo::Context::create(p, opt));
             }
+            register_context(s);
             new (self) WContext{std::move(s)};
           },
           "params"_a, nb::kw_only(), "backend"_a = "auto", "allow_insecure"_a = false,

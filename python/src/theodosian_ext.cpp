@@ -12,11 +12,13 @@ NB_MODULE(_core, m) {
   m.attr("__version__") = THEO_VERSION;
   register_exceptions(m);
 
-  bind_context(m);    // context_bindings.cpp: module functions, Parameters, Context
-  bind_values(m);     // ciphertext_bindings.cpp: Plaintext, Ciphertext
-  bind_keys(m);       // keys_bindings.cpp: the keys, KeyGenerator
-  bind_encoding(m);   // encoding_bindings.cpp: Encoder, Encryptor, Decryptor
-  bind_evaluator(m);  // evaluator_bindings.cpp: Evaluator
-  bind_circuits(m);   // circuits_bindings.cpp: polynomials, linear transforms, bootstrapping
-  bind_workloads(m);  // workloads_bindings.cpp: HELR training
+  bind_context(m);        // context_bindings.cpp: module functions, Parameters, Context
+  bind_values(m);         // ciphertext_bindings.cpp: Plaintext, Ciphertext
+  bind_keys(m);           // keys_bindings.cpp: the keys, KeyGenerator
+  bind_encoding(m);       // encoding_bindings.cpp: Encoder, Encryptor, Decryptor
+  bind_evaluator(m);      // evaluator_bindings.cpp: Evaluator
+  bind_circuits(m);       // circuits_bindings.cpp: polynomials, linear transforms, bootstrapping
+  bind_workloads(m);      // workloads_bindings.cpp: HELR training
+  bind_serialization(m);  // serialization_bindings.cpp: bytes of values and keys
+  bind_cnn(m);            // cnn_bindings.cpp: encrypted CNN blocks
 }

@@ -90,6 +90,7 @@ from ._core import (
     Encryptor,
     EvalMod,
     EvalModParams,
+    EvaluationKeys,
     Evaluator,
     Helr,
     HelrBatch,
@@ -113,6 +114,7 @@ from ._core import (
     max_log2_pq_128,
     plan_levels,
     presets,
+    serialized_info,
     sigmoid_least_squares,
     slot_to_coeff_matrices,
 )
@@ -133,6 +135,7 @@ __all__ = [
     "PublicKey",
     "RelinKey",
     "GaloisKeys",
+    "EvaluationKeys",
     # data
     "Encoder",
     "Plaintext",
@@ -162,6 +165,8 @@ __all__ = [
     "HelrBatch",
     "helr_eta_schedule",
     "helr_reference_train",
+    # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
+    "serialized_info",
     # errors
     "Error",
     "ParameterError",
@@ -172,4 +177,38 @@ __all__ = [
     "ContextError",
     "OutOfMemoryError",
     "BackendError",
+]
+
+# Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
+# pure-Python module theodosian.cnn.
+from ._core import (  # noqa: E402
+    CnnLinearLayer,
+    ResNetInference,
+    ResNetKeys,
+    ResNetModel,
+    TensorLayout,
+    conv2d_bias,
+    conv2d_matrix,
+    fc_output_slot,
+    linear_output_period,
+    pooled_fc_matrix,
+    shortcut_matrix,
+    spatial_sum,
+    spatial_sum_rotations,
+)
+
+__all__ += [
+    "TensorLayout",
+    "conv2d_matrix",
+    "conv2d_bias",
+    "shortcut_matrix",
+    "pooled_fc_matrix",
+    "fc_output_slot",
+    "linear_output_period",
+    "spatial_sum",
+    "spatial_sum_rotations",
+    "CnnLinearLayer",
+    "ResNetModel",
+    "ResNetInference",
+    "ResNetKeys",
 ]

@@ -37,10 +37,14 @@ class _StderrBar:
         sys.stderr.flush()
 
 
-def make_bar(total: int, desc: str) -> Any:
-    """A progress bar with update(n) and close(): tqdm's when available, else a stderr bar."""
+def make_bar(total: int, desc: str, unit: str = "key") -> Any:
+    """A progress bar with update(n) and close(): tqdm's when available, else a stderr bar.
+
+    unit: "key" (counts) or "B" (bytes, shown scaled: MB, GB).
+    """
     try:
         tqdm_auto = importlib.import_module("tqdm.auto")
     except ImportError:
         return _StderrBar(total, desc)
-    return tqdm_auto.tqdm(total=total, desc=desc, unit="key", leave=False)
+    return tqdm_auto.tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "B",
+                          unit_divisor=1024 if unit == "B" else 1000, leave=False)

@@ -24,8 +24,9 @@
 #     theo_bench theo_boot_demo
 # Writes $OUT/dataflows/: gpu.txt, tests.log, tuning/*.json (the tables), tune-*.json/log,
 # <card>-dataflows-<date>.json (+ .log), boot-*.log, boot-summary.txt, <card>-dataflows-<date>.png
-# and -summary.json. Expected run time on an H100: about 4 minutes (tests ~30 s, tuning ~70 s,
-# sweep ~90 s, Boot ~45 s); every step has its own time limit, 5.5 minutes in all.
+# and -summary.json. Expected run time on an H100: about 3-4 minutes (tests ~30 s, tuning ~60 s,
+# sweep ~60 s, Boot ~30 s); every step has its own time limit, and the device steps together stop
+# at DATAFLOWS_BUDGET_S (default 330 s).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build-cuda}"
@@ -41,9 +42,18 @@ card="${card:-gpu}"
 date="$(date -u +%Y-%m-%d)"
 json="$out/$card-dataflows-$date.json"
 rc=0
+# The whole run stays inside DATAFLOWS_BUDGET_S (default 330 s): each step's limit is cut to what
+# is left, and a step with less than 10 s left is skipped (reported, exit 1).
+budget="${DATAFLOWS_BUDGET_S:-330}"
 step() {  # name, time limit (s), command...
   local name="$1" limit="$2"; shift 2
-  local t0=$SECONDS
+  local t0=$SECONDS left=$((budget - SECONDS))
+  if (( left < 10 )); then
+    echo "== $name: skipped, the ${budget} s budget is spent"
+    rc=1
+    return 1
+  fi
+  (( limit > left )) && limit=$left
   echo "== $name (limit ${limit}s): $*"
   timeout "$limit" "$@"
   local r=$?
@@ -58,28 +68,28 @@ done
 
 # 1. Bit-exactness against the CPU (the suite's other binaries are the lead's GPU suite).
 {
-  step test_cuda_dataflows 90 "$build/tests/cuda/test_cuda_dataflows"
-  step test_cuda_pipeline 60 "$build/tests/cuda/test_cuda_pipeline"
+  step test_cuda_dataflows 60 "$build/tests/cuda/test_cuda_dataflows"
+  step test_cuda_pipeline 40 "$build/tests/cuda/test_cuda_pipeline"
 } > "$out/tests.log" 2>&1
 grep -E "^\[  (PASSED|FAILED) |^== |\[dataflows\]" "$out/tests.log"
 
 # 2. Tuning tables: the grid's top levels, then every level of bootparam_40.
-step tune-grid 110 "$build/apps/theo_tune" --grid --dir "$tables" --reps 5 --warmup 1 \
+step tune-grid 80 "$build/apps/theo_tune" --grid --dir "$tables" --reps 5 --warmup 1 \
   --json "$out/tune-grid.json" > "$out/tune-grid.log" 2>&1
 tail -n 4 "$out/tune-grid.log"
-step tune-bootparam_40 60 "$build/apps/theo_tune" --preset bootparam_40 --dir "$tables" \
+step tune-bootparam_40 45 "$build/apps/theo_tune" --preset bootparam_40 --dir "$tables" \
   --reps 5 --warmup 1 --json "$out/tune-bootparam_40.json" > "$out/tune-bootparam_40.log" 2>&1
 grep -E "^  +[0-9]+ " "$out/tune-bootparam_40.log" | tail -n 40
 
 # 3. The sweep, Auto reading the tables of step 2.
-step sweep 130 "$build/bench/theo_bench" --dataflows --backend cuda --tuning-dir "$tables" \
+step sweep 100 "$build/bench/theo_bench" --dataflows --backend cuda --tuning-dir "$tables" \
   --reps 10 --warmup 2 --out "$json" > "${json%.json}.log" 2>&1
 grep -E "setup|skipped|failed" "${json%.json}.log" | head -n 60
 
 # 4. Boot bootparam_40: today's DPOB, Auto with the table, Auto from the model; twice, interleaved.
 boot() {  # label, binary dir, extra arguments...
   local label="$1" bin="$2"; shift 2
-  step "boot-$label" 40 "$bin/theo_boot_demo" bootparam_40 --backend cuda --graph --runs 10 "$@" \
+  step "boot-$label" 25 "$bin/theo_boot_demo" bootparam_40 --backend cuda --graph --runs 10 "$@" \
     >> "$out/boot-$label.log" 2>&1
 }
 for round in 1 2; do
@@ -103,7 +113,8 @@ done
 
 # 5. Heat map and acceptance summary.
 if [[ -f "$json" ]]; then
-  step plot 60 python3 bench/plot_dataflows.py "$json" "${json%.json}.png" --table \
+  budget=$((budget + 30))  # the plot runs on the host, after the device work
+  step plot 30 python3 bench/plot_dataflows.py "$json" "${json%.json}.png" --table \
     > "$out/plot.log" 2>&1
   cat "$out/plot.log"
   python3 bench/plot_dataflows.py "$json" "${json%.json}-keyswitch.png" --op keyswitch \

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "circuits/bootstrapper_impl.h"
+#include "ckks/progress_bar.h"
 #include "theo/circuits/dft.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -29,38 +30,6 @@ long double modulus_of(const Context& ctx, u32 level) {
     q *= static_cast<long double>(ctx.prime(lv.q_basis[i]));
   return q;
 }
-
-// "[bootstrap keys] [#####-----] 12/45  3.1 s" on one stderr line, redrawn in place.
-class ProgressBar {
- public:
-  ProgressBar(u32 total, bool on) : total_(total), on_(on), start_(Clock::now()) { draw(); }
-  void step() {
-    ++done_;
-    draw();
-  }
-  ~ProgressBar() {
-    if (on_) std::fputc('\n', stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  void draw() const {
-    if (!on_) return;
-    constexpr u32 kWidth = 30;
-    const u32 fill = total_ ? done_ * kWidth / total_ : kWidth;
-    char bar[kWidth + 1];
-    for (u32 i = 0; i < kWidth; ++i)
-      bar[i] = i < fill ? '#' : '-';
-    bar[kWidth] = 0;
-    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::fprintf(stderr, "\r[bootstrap keys] [%s] %u/%u  %.1f s", bar, done_, total_, secs);
-    std::fflush(stderr);
-  }
-  u32 total_;
-  u32 done_ = 0;
-  bool on_;
-  Clock::time_point start_;
-};
 
 // ModRaise lifts exactly (see raise_plan), so I's terms vary like those of a one-limb fast lift.
 constexpr u32 kExactRaiseLimbs = 1;
@@ -235,7 +204,7 @@ BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const Secret
   for (int r : rots)
     elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
   elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
-  ProgressBar bar(static_cast<u32>(elements.size()) + 3, progress);
+  detail::ProgressBar bar("bootstrap keys", elements.size() + 3, progress);
   BootstrappingKeys keys;
   keys.relin = keygen.create_relin_key(sk);
   bar.step();

@@ -5,6 +5,7 @@
 
 #include "theo/ckks/key_switch_tuning.h"
 #include "theo/errors.h"
+#include "theo/math/fingerprint.h"
 #include "theo/math/security.h"
 #include "theo/ring/traffic.h"
 
@@ -85,7 +86,7 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
 TuningKey Context::tuning_key() const {
   TuningKey key;
   key.device = describe_device(*backend_);
-  key.parameters = parameter_fingerprint(params_);
+  key.parameters = fingerprint_hex(parameter_fingerprint(params_));
   key.log_n = ring_.log_n;
   key.alpha = alpha_;
   for (u32 l = 0; l < levels_.size(); ++l)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -63,12 +64,32 @@ Encoder::HostPlaintext Encoder::encode_host(std::span<const std::complex<double>
                          " values exceed the " + std::to_string(n_max) + " slots");
   }
   const u32 slots = std::bit_ceil(std::max<u32>(1, static_cast<u32>(values.size())));
+  // |value| * delta < Q_l / 2 keeps every coefficient (|coefficient| <= max |value|) inside the
+  // centered range of the modulus, so the value decodes; beyond it the words wrap around.
+  const long double max_scaled = std::ldexp(1.0L, static_cast<int>(std::floor(lv.log2_q)) - 1);
+  const long double max_value = max_scaled / delta;
   std::vector<detail::SpecialFft::Complex> u(slots);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i].real()) || !std::isfinite(values[i].imag())) {
-      throw ParameterError("Encoder::encode: value " + std::to_string(i) + " is not finite");
+    const double re = values[i].real(), im = values[i].imag();
+    if (std::isnan(re) || std::isnan(im)) {
+      throw ParameterError("Encoder::encode: value " + std::to_string(i) + " is NaN");
     }
-    u[i] = {values[i].real(), values[i].imag()};
+    if (std::isinf(re) || std::isinf(im)) {
+      throw ParameterError("Encoder::encode: value " + std::to_string(i) + " is infinite");
+    }
+    const long double magnitude = std::hypot(static_cast<long double>(re), im);
+    if (magnitude >= max_value) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "Encoder::encode: value %zu (|value| = %.6g) scaled by 2^%.2f is 2^%.2f, "
+                    "which does not fit the modulus of level %u (2^%.2f): the largest magnitude "
+                    "this level and scale can encode is %.6g (2^%.2f)",
+                    i, static_cast<double>(magnitude), static_cast<double>(std::log2(delta)),
+                    static_cast<double>(std::log2(magnitude * delta)), level, lv.log2_q,
+                    static_cast<double>(max_value), static_cast<double>(std::log2(max_value)));
+      throw ParameterError(buf);
+    }
+    u[i] = {re, im};
   }
   tables_->fft.inverse(u);
 

@@ -117,13 +117,14 @@ PublicKey KeyGenerator::create_public_key(const SecretKey& sk) {
   // the v*e term of fresh ciphertexts to the rounding noise of one ModDown.
   const Basis q_basis = ctx_->key_basis();
   RnsPoly a = be.make_poly(q_basis);
-  be.sample_uniform(next_seed(), 0, a.ref());
+  const UniformSeed a_seed{next_seed(), ExpansionScheme::kChaCha20Wide};
+  be.sample_uniform(a_seed.seed, 0, a.ref());
   const std::vector<i32> e = sample_gaussian(prng_, ctx_->n());
   RnsPoly b = small_poly_ntt(e, q_basis);
   RnsPoly as = be.make_poly(q_basis);
   be.mul(a.cref(), sk.ntt().slice(0, q_basis.size), as.ref());
   be.sub(b.cref(), as.cref(), b.ref());
-  return PublicKey(ctx_->id(), std::move(b), std::move(a));
+  return PublicKey(ctx_->id(), std::move(b), std::move(a), a_seed);
 }
 
 SwitchingKey KeyGenerator::create_switching_key(const SecretKey& sk, ConstPolyRef s_prime) {
@@ -160,7 +161,8 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& sk, ConstPolyRe
     bs.push_back(std::move(b));
     as.push_back(std::move(a));
   }
-  return SwitchingKey(ctx_->id(), std::move(bs), std::move(as));
+  return SwitchingKey(ctx_->id(), std::move(bs), std::move(as),
+                      UniformSeed{seed, ExpansionScheme::kChaCha20Wide});
 }
 
 RelinKey KeyGenerator::create_relin_key(const SecretKey& sk) {

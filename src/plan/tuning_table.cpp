@@ -2,8 +2,6 @@
 
 #include "theo/plan/tuning_table.h"
 
-#include <sodium.h>
-
 #include <unistd.h>
 #include <algorithm>
 #include <cctype>
@@ -28,16 +26,6 @@ constexpr int kVersion = 1;
 
 [[noreturn]] void fail(const std::string& m) {
   throw ParameterError("tuning table: " + m);
-}
-
-std::string hex(const unsigned char* p, std::size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) {
-    s += digits[p[i] >> 4];
-    s += digits[p[i] & 15];
-  }
-  return s;
 }
 
 json device_json(const DeviceFacts& d) {
@@ -94,17 +82,6 @@ std::string device_text(const DeviceFacts& d) {
 }
 
 }  // namespace
-
-std::string parameter_fingerprint(const ParameterSet& p) {
-  ParameterSet q = p;
-  q.name.clear();
-  q.comment.clear();
-  const std::string text = to_json(q);
-  unsigned char out[16];
-  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(text.data()),
-                     text.size(), nullptr, 0);
-  return hex(out, sizeof out);
-}
 
 const TuningMeasurement* TunedLevel::find(const DataflowChoice& c) const {
   for (const TuningMeasurement& m : measured)

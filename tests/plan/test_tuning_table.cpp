@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "theo/errors.h"
-#include "theo/math/prime_system.h"
 #include "theo/plan/tuning_table.h"
 
 namespace {
@@ -80,26 +79,6 @@ std::string read(const fs::path& p) {
 
 bool running_as_root() {
   return ::geteuid() == 0;
-}
-
-TEST(TuningTable, Fingerprint) {
-  PrimeSystemSpec spec;
-  spec.log_n = 12;
-  spec.levels = 4;
-  ParameterSet p = generate_prime_system(spec);
-  const std::string f = parameter_fingerprint(p);
-  EXPECT_EQ(f.size(), 32u);
-  EXPECT_EQ(f, parameter_fingerprint(p));
-  ParameterSet renamed = p;
-  renamed.name = "other";
-  renamed.comment = "other";
-  EXPECT_EQ(parameter_fingerprint(renamed), f);
-  ParameterSet changed = p;
-  changed.auxiliary_primes.pop_back();
-  EXPECT_NE(parameter_fingerprint(changed), f);
-  changed = p;
-  changed.dense_hamming_weight /= 2;
-  EXPECT_NE(parameter_fingerprint(changed), f);
 }
 
 TEST(TuningTable, ChoiceKeepsTheDefaultWithinTheMargin) {

@@ -3,7 +3,9 @@
 
 #include "theo/circuits/activation_fit.h"
 #include "theo/circuits/bootstrapper.h"
+#include "theo/circuits/bootstrapping_keys_io.h"
 #include "theo/circuits/chebyshev.h"
+#include "theo/circuits/cnn.h"
 #include "theo/circuits/dft.h"
 #include "theo/circuits/level_planner.h"
 #include "theo/circuits/linear_transform.h"

@@ -3,9 +3,11 @@
 // one (b_k, a_k) pair per digit chunk k, usable at every level by taking the level's limbs.
 
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "theo/math/uniform_seed.h"
 #include "theo/ring/poly.h"
 
 namespace theo {
@@ -50,12 +52,13 @@ class SecretKey {
   RnsPoly ntt_;
 };
 
-// (b, a) = (-a s + e, a) over Q_max.
+// (b, a) = (-a s + e, a) over Q_max u P. A generated key remembers the seed of a (stream 0), so
+// that it serializes as (b, seed).
 class PublicKey {
  public:
   PublicKey() = default;
-  PublicKey(u64 context_id, RnsPoly b, RnsPoly a)
-      : context_id_(context_id), b_(std::move(b)), a_(std::move(a)) {}
+  PublicKey(u64 context_id, RnsPoly b, RnsPoly a, std::optional<UniformSeed> a_seed = std::nullopt)
+      : context_id_(context_id), b_(std::move(b)), a_(std::move(a)), a_seed_(a_seed) {}
   PublicKey(PublicKey&& o) noexcept { swap(o); }
   PublicKey& operator=(PublicKey&& o) noexcept {
     PublicKey tmp(std::move(o));
@@ -69,26 +72,33 @@ class PublicKey {
   u64 context_id() const { return context_id_; }
   const RnsPoly& b() const { return b_; }
   const RnsPoly& a() const { return a_; }
+  // The seed a was expanded from (Backend::sample_uniform stream 0), when known.
+  const std::optional<UniformSeed>& a_seed() const { return a_seed_; }
 
   void swap(PublicKey& o) noexcept {
     std::swap(context_id_, o.context_id_);
     std::swap(b_, o.b_);
     std::swap(a_, o.a_);
+    std::swap(a_seed_, o.a_seed_);
   }
 
  private:
   u64 context_id_ = 0;
   RnsPoly b_;
   RnsPoly a_;
+  std::optional<UniformSeed> a_seed_;
 };
 
 // Key switching s' -> s: for every chunk k, b_k = -a_k s + e_k + [prime in chunk k] (P mod prime)
-// s' over Q_max u P (on P primes the gadget term is 0).
+// s' over Q_max u P (on P primes the gadget term is 0). A generated key remembers the one seed its
+// a_k were expanded from (stream k for chunk k), so that it serializes as (b_0 .. b_{dnum-1},
+// seed).
 class SwitchingKey {
  public:
   SwitchingKey() = default;
-  SwitchingKey(u64 context_id, std::vector<RnsPoly> b, std::vector<RnsPoly> a)
-      : context_id_(context_id), b_(std::move(b)), a_(std::move(a)) {}
+  SwitchingKey(u64 context_id, std::vector<RnsPoly> b, std::vector<RnsPoly> a,
+               std::optional<UniformSeed> a_seed = std::nullopt)
+      : context_id_(context_id), b_(std::move(b)), a_(std::move(a)), a_seed_(a_seed) {}
   SwitchingKey(SwitchingKey&& o) noexcept { swap(o); }
   SwitchingKey& operator=(SwitchingKey&& o) noexcept {
     SwitchingKey tmp(std::move(o));
@@ -103,17 +113,21 @@ class SwitchingKey {
   u32 dnum() const { return static_cast<u32>(b_.size()); }
   const RnsPoly& b(u32 chunk) const { return b_.at(chunk); }
   const RnsPoly& a(u32 chunk) const { return a_.at(chunk); }
+  // The seed of every a_k (Backend::sample_uniform stream k), when known.
+  const std::optional<UniformSeed>& a_seed() const { return a_seed_; }
 
   void swap(SwitchingKey& o) noexcept {
     std::swap(context_id_, o.context_id_);
     std::swap(b_, o.b_);
     std::swap(a_, o.a_);
+    std::swap(a_seed_, o.a_seed_);
   }
 
  private:
   u64 context_id_ = 0;
   std::vector<RnsPoly> b_;
   std::vector<RnsPoly> a_;
+  std::optional<UniformSeed> a_seed_;
 };
 
 // s^2 -> s.

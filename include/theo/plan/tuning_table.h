@@ -10,11 +10,11 @@
 // $XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning (docs/dataflows.md).
 //
 // The file carries its key (device name, SM count, L2 size, driver, compute capability; the
-// parameter fingerprint; N, alpha and every level's limbs and digits; the planner's cache size and
-// the optimization switches the key switches ran with). A file that does not parse,
-// breaks the format, or belongs to another device or parameter set is reported (status and
-// message) and not used; writing is atomic (a temporary file renamed over the old one) and a
-// failure is reported, never thrown.
+// parameter set's fingerprint (the one serialized objects carry); N, alpha and every level's limbs
+// and digits; the planner's cache size and the optimization switches the key switches ran with). A
+// file that does not parse, breaks the format, or belongs to another device or parameter set is
+// reported (status and message) and not used; writing is atomic (a temporary file renamed over the
+// old one) and a failure is reported, never thrown.
 
 #include <filesystem>
 #include <optional>
@@ -28,14 +28,10 @@
 
 namespace theo {
 
-// 32 hex digits (BLAKE2b-128) of the parameter set's primes, level configuration, degree, scale
-// and secret weights; names and comments do not count.
-std::string parameter_fingerprint(const ParameterSet& p);
-
 // What a table is valid for.
 struct TuningKey {
   DeviceFacts device;
-  std::string parameters;  // parameter_fingerprint
+  std::string parameters;  // fingerprint_hex(parameter_fingerprint(set)), theo/math/fingerprint.h
   u32 log_n = 0;
   u32 alpha = 0;
   std::vector<KeySwitchShape> levels;  // [level]

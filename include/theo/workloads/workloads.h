@@ -3,3 +3,4 @@
 
 #include "theo/workloads/digits.h"
 #include "theo/workloads/helr.h"
+#include "theo/workloads/resnet.h"

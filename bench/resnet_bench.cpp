@@ -1,0 +1,355 @@
+// theo_resnet: encrypted ResNet inference on real images, end to end, with the numbers the
+// workload benchmark reports.
+//
+//   theo_resnet --model examples/models/resnet20_digits.theocnn
+//               --images examples/models/digits_test8x8.json --preset bootparam_40
+//               [--backend cuda|cpu] [--count 100] [--min-keys] [--profile] [--out FILE.json]
+//               [--plan-only] [--insecure] [--threads T] [--levels L]
+// --levels L: instead of a preset, a generated insecure N = 2^12 bootstrappable set with L user
+// levels (the reduced CPU configuration; needs --insecure).
+//
+// Per image: encrypt -> every layer, bootstrapping where the level planner put it -> decrypt; the
+// encrypted logits are compared with the plaintext model's (same weights, same quadratic
+// activation): same class, precision in bits (-log2 max |error| over the logits); the true label
+// gives both accuracies. Timing: the host clock around infer() after a backend synchronize (one
+// image after a warm-up one), median over the images. --profile runs one more image with the
+// traffic recorder in profiling mode (every backend op synchronized and timed): the phase
+// breakdown (bootstrapping share, key switching share, time by limb-count range as in Fig. 8b of
+// the Theodosian paper) and the traffic model's bytes. JSON records (one object per line) go to
+// --out and stdout: op "resnet20_inference" (or "resnet_inference" for other shapes).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench_commit.h"
+#include "theo/math/prime_system.h"
+#include "theo/ring/automorphism.h"
+#include "theo/ring/op_scope.h"
+#include "theo/ring/traffic.h"
+#include "theo/theodosian.h"
+#include "theo/workloads/resnet.h"
+
+namespace {
+
+using namespace theo;
+using Clock = std::chrono::steady_clock;
+
+struct Images {
+  u32 size = 0;
+  std::vector<std::vector<double>> pixels;  // size x size, in [0, 1]
+  std::vector<int> labels;
+};
+
+Images load_images(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ParameterError("cannot open " + path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  Images im;
+  im.size = j.at("size").get<u32>();
+  const double maxv = j.value("max_value", 16.0);
+  for (const auto& img : j.at("images")) {
+    std::vector<double> v;
+    for (const auto& x : img)
+      v.push_back(x.get<double>() / maxv);
+    if (v.size() != static_cast<std::size_t>(im.size) * im.size) {
+      throw ParameterError(path + ": an image of " + std::to_string(v.size()) + " pixels");
+    }
+    im.pixels.push_back(std::move(v));
+  }
+  im.labels = j.at("labels").get<std::vector<int>>();
+  if (im.labels.size() != im.pixels.size()) throw ParameterError(path + ": labels != images");
+  return im;
+}
+
+// Bilinear resize with pixel centres aligned (theodosian.cnn.digits_dataset does the same), the
+// gray image repeated over `channels`: C x out x out.
+std::vector<double> to_input(const std::vector<double>& src, u32 in, u32 out, u32 channels) {
+  std::vector<int> i0(out), i1(out);
+  std::vector<double> fr(out);
+  for (u32 k = 0; k < out; ++k) {
+    const double s = (k + 0.5) * in / out - 0.5;
+    const int a = std::clamp(static_cast<int>(std::floor(s)), 0, static_cast<int>(in) - 1);
+    i0[k] = a;
+    i1[k] = std::min(a + 1, static_cast<int>(in) - 1);
+    fr[k] = std::clamp(s - a, 0.0, 1.0);
+  }
+  std::vector<double> rows(static_cast<std::size_t>(out) * in);
+  for (u32 y = 0; y < out; ++y)
+    for (u32 x = 0; x < in; ++x)
+      rows[y * in + x] = src[i0[y] * in + x] * (1 - fr[y]) + src[i1[y] * in + x] * fr[y];
+  std::vector<double> img(static_cast<std::size_t>(channels) * out * out);
+  for (u32 y = 0; y < out; ++y)
+    for (u32 x = 0; x < out; ++x) {
+      const double v = rows[y * in + i0[x]] * (1 - fr[x]) + rows[y * in + i1[x]] * fr[x];
+      // float32 like the training script's tensors
+      for (u32 c = 0; c < channels; ++c)
+        img[(static_cast<std::size_t>(c) * out + y) * out + x] = static_cast<float>(v);
+    }
+  return img;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+u32 argmax(const std::vector<double>& v) {
+  return static_cast<u32>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+struct Args {
+  std::string model, images, preset = "bootparam_40", backend = "auto", out;
+  u32 count = 100;
+  u32 threads = 0;
+  u32 levels = 0;  // > 0: a generated N = 2^12 bootstrappable set with that many user levels
+  bool insecure = false, min_keys = false, profile = false, plan_only = false;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw ParameterError(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "--model")
+      a.model = next();
+    else if (s == "--images")
+      a.images = next();
+    else if (s == "--preset")
+      a.preset = next();
+    else if (s == "--backend")
+      a.backend = next();
+    else if (s == "--out")
+      a.out = next();
+    else if (s == "--count")
+      a.count = static_cast<u32>(std::stoul(next()));
+    else if (s == "--threads")
+      a.threads = static_cast<u32>(std::stoul(next()));
+    else if (s == "--levels")
+      a.levels = static_cast<u32>(std::stoul(next()));
+    else if (s == "--insecure")
+      a.insecure = true;
+    else if (s == "--min-keys")
+      a.min_keys = true;
+    else if (s == "--profile")
+      a.profile = true;
+    else if (s == "--plan-only")
+      a.plan_only = true;
+    else
+      throw ParameterError("unknown argument " + s);
+  }
+  if (a.model.empty()) throw ParameterError("--model FILE is required");
+  return a;
+}
+
+void emit(const nlohmann::json& rec, const std::string& out) {
+  std::cout << rec.dump() << std::endl;
+  if (!out.empty()) {
+    std::ofstream f(out, std::ios::app);
+    f << rec.dump() << "\n";
+  }
+}
+
+// Fig. 8b's ranges: time by the limb count of the polynomials an op works on.
+std::string limb_range(u32 limbs) {
+  static const u32 edges[] = {10, 20, 30, 40};
+  u32 lo = 0;
+  for (const u32 e : edges) {
+    if (limbs < e) return std::to_string(lo) + "-" + std::to_string(e - 1);
+    lo = e;
+  }
+  return std::to_string(lo) + "+";
+}
+
+int run(const Args& a) {
+  const ResNetModel model = ResNetModel::load(a.model);
+  ContextOptions co;
+  co.backend = a.backend == "cpu"    ? BackendChoice::kCpu
+               : a.backend == "cuda" ? BackendChoice::kCuda
+                                     : BackendChoice::kAuto;
+  co.allow_insecure = a.insecure;
+  co.threads = a.threads;
+  auto recorder = std::make_shared<TrafficRecorder>(
+      TrafficRecorderOptions{.profile = true, .keep_records = true});
+  recorder->set_enabled(false);
+  co.traffic = recorder;
+  std::string preset = a.preset;
+  ParameterSet params;
+  if (a.levels > 0) {
+    // Reduced configuration for the CPU: N = 2^12 (insecure), `levels` user levels.
+    PrimeSystemSpec spec;
+    spec.log_n = 12;
+    spec.log_scale = 40;
+    spec.levels = a.levels;
+    spec.boot_levels = 13;
+    spec.num_cts_levels = 2;
+    spec.num_stc_levels = 2;
+    params = generate_prime_system(spec);
+    preset = "generated log_n 12, log_scale 40, levels " + std::to_string(a.levels) +
+             ", boot_levels 13 (insecure)";
+  } else {
+    params = load_preset(a.preset);
+  }
+  const ContextPtr ctx = Context::create(params, co);
+  const auto t0 = Clock::now();
+  const Bootstrapper boot(ctx);
+  ResNetOptions ro;
+  ro.min_keys = a.min_keys;
+  const ResNetInference net(ctx, model, &boot, std::nullopt, ro);
+  const double compile_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::fprintf(stderr, "%s\n%s\ncompiled in %.1f s\n", ctx->backend().name().c_str(),
+               net.describe().c_str(), compile_s);
+  const double key_bytes = 2.0 * ctx->dnum() * (ctx->q_max_limbs() + ctx->alpha()) * ctx->n() * 4;
+  std::set<u32> gal;
+  for (const int r : boot.rotations())
+    gal.insert(galois_element_for_rotation(r, ctx->log_n()));
+  const std::size_t boot_keys = gal.size();
+  for (const int r : net.rotations())
+    gal.insert(galois_element_for_rotation(r, ctx->log_n()));
+  std::fprintf(stderr,
+               "rotation keys: %zu (bootstrapping %zu) x %.0f MB = %.1f GB; encoded weights "
+               "%.1f GB\n",
+               gal.size(), boot_keys, key_bytes / 1e6,
+               static_cast<double>(gal.size()) * key_bytes / 1e9,
+               net.counts().plaintext_bytes / 1e9);
+  if (a.plan_only) return 0;
+
+  KeyGenerator keygen(ctx);
+  const SecretKey sk = keygen.create_secret_key();
+  BootstrappingKeys keys = boot.generate_keys(keygen, sk, true);
+  std::vector<u32> extra;
+  for (const u32 g : gal)
+    if (!keys.galois.contains(g)) extra.push_back(g);
+  keygen.add_galois_keys(sk, extra, keys.galois);
+  const PublicKey pk = keygen.create_public_key(sk);
+  Encoder encoder(ctx);
+  Encryptor encryptor(ctx, pk);
+  Decryptor decryptor(ctx, sk);
+  const Evaluator ev(ctx);
+  const double setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  const Images images = a.images.empty() ? Images{} : load_images(a.images);
+  const u32 count = std::min<u32>(a.count, static_cast<u32>(images.pixels.size()));
+  if (count == 0) throw ParameterError("no images (--images FILE, --count N)");
+  std::vector<double> times, bits;
+  u32 agree = 0, enc_correct = 0, plain_correct = 0;
+  for (u32 i = 0; i <= count; ++i) {
+    const u32 idx = i == 0 ? 0 : i - 1;  // image 0 twice: the first run warms up
+    const auto img = to_input(images.pixels[idx], images.size, model.image, model.channels);
+    const Ciphertext ct = net.encrypt(encoder, encryptor, img);
+    ctx->backend().synchronize();
+    const auto t = Clock::now();
+    const Ciphertext out = net.infer(ev, ct, keys);
+    ctx->backend().synchronize();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    if (i == 0) continue;
+    times.push_back(ms);
+    const auto got = net.decrypt_logits(encoder, decryptor, out);
+    const auto want = model.logits(img);
+    double err = 0;
+    for (std::size_t j = 0; j < want.size(); ++j)
+      err = std::max(err, std::abs(got[j] - want[j]));
+    bits.push_back(err > 0 ? -std::log2(err) : 60);
+    agree += argmax(got) == argmax(want);
+    enc_correct += static_cast<int>(argmax(got)) == images.labels[idx];
+    plain_correct += static_cast<int>(argmax(want)) == images.labels[idx];
+    std::fprintf(stderr, "image %3u: %8.1f ms, label %d, encrypted %u, plaintext %u, %.1f bits\n",
+                 i, ms, images.labels[idx], argmax(got), argmax(want), bits.back());
+  }
+
+  const bool r20 = model.image == 32 && model.widths == std::vector<u32>{16, 32, 64} &&
+                   model.blocks_per_stage == 3;
+  const ResNetCounts& c = net.counts();
+  nlohmann::json rec = {
+      {"op", r20 ? "resnet20_inference" : "resnet_inference"},
+      {"device", ctx->backend().name()},
+      {"preset", preset},
+      {"model", a.model},
+      {"min_keys", a.min_keys},
+      {"images", count},
+      {"median_ms", median(times)},
+      {"min_ms", *std::min_element(times.begin(), times.end())},
+      {"max_ms", *std::max_element(times.begin(), times.end())},
+      {"precision_bits", median(bits)},
+      {"precision_bits_min", *std::min_element(bits.begin(), bits.end())},
+      {"class_agreement", static_cast<double>(agree) / count},
+      {"accuracy", static_cast<double>(enc_correct) / count},
+      {"plaintext_accuracy", static_cast<double>(plain_correct) / count},
+      {"bootstraps", c.bootstraps},
+      {"key_switches", c.key_switches},
+      {"ciphertext_products", c.ciphertext_products},
+      {"plaintext_products", c.diagonals},
+      {"rotation_keys", gal.size()},
+      {"key_gb", static_cast<double>(gal.size()) * key_bytes / 1e9},
+      {"weights_gb", c.plaintext_bytes / 1e9},
+      {"setup_s", setup_s},
+      {"git_commit", THEO_BENCH_GIT_COMMIT},
+  };
+  if (a.profile) {
+    // One more image, every backend op synchronized and timed (slower than the median above:
+    // the shares, not the sum, are what this pass is for).
+    const auto img = to_input(images.pixels[0], images.size, model.image, model.channels);
+    const Ciphertext ct = net.encrypt(encoder, encryptor, img);
+    recorder->clear();
+    recorder->set_enabled(true);
+    {
+      const OpScope scope("ResNet");
+      net.infer(ev, ct, keys);
+    }
+    recorder->set_enabled(false);
+    const TrafficTotals all = recorder->total_in("ResNet");
+    double boot_us = 0, ks_us = 0;
+    std::map<std::string, double> by_limbs;
+    for (const TrafficRecord& r : recorder->records()) {
+      if (r.scope.find("ResNet/") == std::string::npos && r.scope != "ResNet") continue;
+      if (r.scope.find("/Boot") != std::string::npos) boot_us += r.time_us;
+      if (r.scope.find("ModUp") != std::string::npos ||
+          r.scope.find("KeyMult") != std::string::npos ||
+          r.scope.find("ModDown") != std::string::npos)
+        ks_us += r.time_us;
+      const u32 limbs = r.cost.polys ? r.cost.limbs / r.cost.polys : r.cost.limbs;
+      by_limbs[limb_range(limbs)] += r.time_us;
+    }
+    nlohmann::json limbs = nlohmann::json::object();
+    for (const auto& [k, v] : by_limbs)
+      limbs[k] = v / all.time_us;
+    nlohmann::json scopes = nlohmann::json::object();
+    for (const auto& [k, v] : recorder->by_scope())
+      if (k.rfind("ResNet/", 0) == 0 && std::count(k.begin(), k.end(), '/') == 1) {
+        scopes[k.substr(7)] = {{"ms", v.time_us / 1e3}, {"gb", v.bytes() / 1e9}};
+      }
+    rec["profile"] = {{"profiled_ms", all.time_us / 1e3},
+                      {"bootstrap_share", boot_us / all.time_us},
+                      {"key_switch_share", ks_us / all.time_us},
+                      {"time_share_by_limbs", limbs},
+                      {"scopes", scopes},
+                      {"traffic_gb", all.bytes() / 1e9},
+                      {"table_gb", all.table_bytes / 1e9},
+                      {"backend_calls", all.calls}};
+  }
+  emit(rec, a.out);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "theo_resnet: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,229 @@
+"""Command line of the evaluation server.
+
+    python -m theodosian.serve start [--address auto] [--workers N] [--detach] ...
+    python -m theodosian.serve status [--address auto] [--json]
+    python -m theodosian.serve stop [--address auto]
+    python -m theodosian.serve bench --preset bootparam_40 --ops boot,hmult --clients 1,2,4,8,16
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import signal
+import sys
+import time
+
+from .config import SERVER_NAME, ServerConfig
+from .errors import ServeError
+
+
+def _config(a: argparse.Namespace) -> ServerConfig:
+    return ServerConfig(workers=a.workers, backend=a.backend, threads=a.threads,
+                        cpus_per_worker=a.cpus_per_worker,
+                        gpus_per_worker=a.gpus_per_worker, key_budget=int(a.key_budget_mb) << 20,
+                        host_key_budget=int(a.host_key_budget_mb) << 20, max_queue=a.max_queue,
+                        split_batches=not a.no_split, retries=a.retries,
+                        job_timeout_s=a.job_timeout_s, allow_insecure=a.allow_insecure,
+                        allow_user_functions=not a.no_user_functions,
+                        circuit_modules=tuple(a.circuits), session_ttl_s=a.session_ttl_s)
+
+
+def _print_status(m: dict) -> None:
+    h = m["health"]
+    print(f"status {h['status']}: {h['workers_alive']}/{h['workers']} workers, "
+          f"{h['sessions']} sessions, queue depth {m['queue_depth']}, "
+          f"latency p50 {m['latency_ms']['p50']} ms p99 {m['latency_ms']['p99']} ms")
+    c = m["counters"]
+    print("jobs: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    for w in m["workers"]:
+        keys = w.get("keys", {})
+        print(f"  {w['worker_id']} on {w['host'] or '?'}: {'alive' if w['alive'] else 'DEAD'}, "
+              f"{w.get('backends') or ''} inflight {w['inflight']}, jobs {w['jobs']}, "
+              f"utilization {100 * w.get('utilization', 0):.1f}%, keys "
+              f"{keys.get('device_key_bytes', 0) / 2**20:.0f}/"
+              f"{keys.get('device_key_budget', 0) / 2**20:.0f} MiB "
+              f"({keys.get('sessions_on_device', 0)} sessions, "
+              f"{keys.get('evictions', 0)} evictions)" + (f" [{w['error']}]" if "error" in w
+                                                          else ""))
+
+
+def cmd_start(a: argparse.Namespace) -> int:
+    from .server import start  # noqa: PLC0415
+
+    server = start(_config(a), address=a.address, detached=a.detach, name=a.name,
+                   num_cpus=a.num_cpus, num_gpus=a.num_gpus, object_store_mb=a.object_store_mb)
+    m = server.metrics()
+    _print_status(m)
+    if a.detach:
+        print(f"server {a.name!r} runs detached; stop it with: python -m theodosian.serve stop "
+              f"--address {a.address or 'auto'}")
+        return 0
+    print("serving; Ctrl-C stops", flush=True)
+    stop = False
+
+    def on_signal(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    while not stop:
+        time.sleep(0.5)
+        if a.status_every and int(time.time()) % a.status_every == 0:
+            try:
+                _print_status(server.metrics())
+            except ServeError as exc:
+                print(f"status failed: {exc}", file=sys.stderr)
+            time.sleep(1.0)
+    server.stop()
+    return 0
+
+
+def cmd_status(a: argparse.Namespace) -> int:
+    from .server import get_server  # noqa: PLC0415
+
+    m = get_server(a.name, a.address).metrics()
+    if a.json:
+        print(json.dumps(m, indent=1))
+    else:
+        _print_status(m)
+    return 0 if m["health"]["status"] == "ok" else 1
+
+
+def cmd_stop(a: argparse.Namespace) -> int:
+    from .server import get_server  # noqa: PLC0415
+
+    get_server(a.name, a.address).stop()
+    print(f"server {a.name!r} stopped")
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from .bench import run_benchmark  # noqa: PLC0415
+
+    def jobs(op: str, clients: int) -> int:
+        return max(a.jobs // clients, a.min_jobs_per_client)
+
+    header = {"record": "header", "topic": "serve", "preset": a.preset, "gpus": a.gpus,
+              "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    written: list[dict] = []
+
+    def write(rec: dict) -> None:
+        # Rewritten after every record: a run cut short still leaves its measurements.
+        written.append(rec)
+        header["git_commit"] = rec.get("git_commit", "unknown")
+        if rec["path"] == "server":
+            header.setdefault("device", rec["device"])
+        if a.out:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+            with open(a.out + ".tmp", "w") as f:
+                json.dump({"header": header, "results": written}, f, indent=1)
+            os.replace(a.out + ".tmp", a.out)
+
+    records = run_benchmark(
+        preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
+        gpus=a.gpus, batch=a.batch, jobs_per_client=jobs, boot_slots=a.boot_slots,
+        allow_insecure=a.allow_insecure, backend=a.backend, threads=a.threads,
+        key_budget=int(a.key_budget_mb) << 20, address=a.address,
+        object_store_mb=a.object_store_mb, num_cpus=a.num_cpus,
+        transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
+        log=lambda s: print(s, flush=True), on_record=write)
+    if a.out:
+        print(f"wrote {len(records)} records to {a.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m theodosian.serve",
+                                description="theodosian evaluation server on Ray")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser, address_default: str | None) -> None:
+        sp.add_argument("--address", default=address_default,
+                        help="Ray cluster: 'auto' (the one on this machine), host:port; "
+                             "'local' starts one in this process")
+        sp.add_argument("--name", default=SERVER_NAME, help="the server's actor name")
+
+    def server_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--workers", type=int, default=0,
+                        help="workers (0: one per GPU of the cluster, at least one)")
+        sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
+        sp.add_argument("--threads", type=int, default=0, help="CPU backend threads per worker")
+        sp.add_argument("--cpus-per-worker", type=float, default=1.0)
+        sp.add_argument("--gpus-per-worker", type=float, default=1.0,
+                        help="below 1: several workers share a GPU")
+        sp.add_argument("--key-budget-mb", type=int, default=16 << 10,
+                        help="materialized session keys per worker (MiB), LRU beyond")
+        sp.add_argument("--host-key-budget-mb", type=int, default=32 << 10)
+        sp.add_argument("--max-queue", type=int, default=8, help="jobs in flight per worker")
+        sp.add_argument("--no-split", action="store_true",
+                        help="never spread one job's batch over several workers")
+        sp.add_argument("--retries", type=int, default=3)
+        sp.add_argument("--job-timeout-s", type=float, default=600.0)
+        sp.add_argument("--allow-insecure", action="store_true",
+                        help="accept parameter sets below 128-bit security (tests)")
+        sp.add_argument("--no-user-functions", action="store_true")
+        sp.add_argument("--circuits", action="append", default=[],
+                        help="module registering circuits, imported by every worker")
+        sp.add_argument("--session-ttl-s", type=float, default=0.0)
+        sp.add_argument("--num-cpus", type=int, default=None, help="local cluster only")
+        sp.add_argument("--num-gpus", type=int, default=None, help="local cluster only")
+        sp.add_argument("--object-store-mb", type=int, default=None, help="local cluster only")
+
+    sp = sub.add_parser("start", help="start a server")
+    common(sp, "auto")
+    server_opts(sp)
+    sp.add_argument("--detach", action="store_true",
+                    help="leave the server running in the cluster and exit")
+    sp.add_argument("--status-every", type=int, default=0, help="print status every N s")
+    sp.set_defaults(fn=cmd_start)
+
+    sp = sub.add_parser("status", help="health and metrics")
+    common(sp, "auto")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_status)
+
+    sp = sub.add_parser("stop", help="stop a detached server")
+    common(sp, "auto")
+    sp.set_defaults(fn=cmd_stop)
+
+    sp = sub.add_parser("bench", help="throughput and latency through the server vs in-process")
+    sp.add_argument("--address", default=None, help="Ray cluster (default: a local one)")
+    sp.add_argument("--preset", default="bootparam_40")
+    sp.add_argument("--ops", default="boot,hmult")
+    sp.add_argument("--clients", default="1,2,4,8,16")
+    sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+    sp.add_argument("--gpus-per-worker", type=float, default=1.0,
+                    help="below 1: several workers share a GPU (e.g. 0.5: 2 per GPU)")
+    sp.add_argument("--batch", type=int, default=16, help="operations per job")
+    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
+                    "the clients)")
+    sp.add_argument("--min-jobs-per-client", type=int, default=2)
+    sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
+    sp.add_argument("--allow-insecure", action="store_true")
+    sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
+    sp.add_argument("--threads", type=int, default=0)
+    sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
+    sp.add_argument("--object-store-mb", type=int, default=None)
+    sp.add_argument("--num-cpus", type=int, default=None)
+    sp.add_argument("--transfer-repeats", type=int, default=10)
+    sp.add_argument("--out", default="", help="JSON file ({header, results})")
+    sp.set_defaults(fn=cmd_bench)
+
+    a = p.parse_args(argv)
+    if getattr(a, "address", None) == "local":
+        a.address = None
+    try:
+        return a.fn(a)
+    except ServeError as exc:
+        print(f"theodosian.serve: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

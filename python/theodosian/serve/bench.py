@@ -1,0 +1,254 @@
+"""Load generator and benchmark of the evaluation server (reused by the multi-GPU scaling run).
+
+For each operation (``boot``: bootstrapping, ``hmult``: products of pairs with relinearization and
+rescale) and each number of concurrent clients, every client thread sends ``jobs`` jobs of
+``batch`` operations and waits for each; the same load runs in-process (the library called
+directly, one circuit at a time on the device, as a worker does) for the baseline. Records::
+
+    {"op", "path": "server" | "in_process", "clients", "gpus", "batch", "jobs",
+     "throughput_per_s" (operations/s), "p50_ms", "p99_ms", "median_ms" (per job),
+     "device", "preset", "git_commit", "date", ...}
+
+plus ``op: "transfer"`` records: serialization and transport overhead per ciphertext.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import theodosian as th
+
+from . import circuits as circuit_registry
+from . import wire
+from .keys import ClientKeys
+
+OPS = {"boot": "bootstrap", "hmult": "multiply"}
+
+
+def git_commit() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = os.environ.get("THEO_GIT_COMMIT")
+    if env:
+        return env
+    try:
+        return subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    return float(np.percentile(np.asarray(values), p)) if values else float("nan")
+
+
+@dataclasses.dataclass
+class LoadResult:
+    clients: int
+    jobs: int
+    ops: int
+    seconds: float
+    latencies_s: list[float]
+
+    def record(self) -> dict[str, Any]:
+        lat_ms = [x * 1e3 for x in self.latencies_s]
+        return {"clients": self.clients, "jobs": self.jobs,
+                "throughput_per_s": round(self.ops / self.seconds, 4),
+                "p50_ms": round(percentile(lat_ms, 50), 3),
+                "p99_ms": round(percentile(lat_ms, 99), 3),
+                "median_ms": round(statistics.median(lat_ms), 3) if lat_ms else None,
+                "wall_s": round(self.seconds, 3)}
+
+
+def run_load(job: Callable[[int], int], clients: int, jobs_per_client: int,
+             warmup: int = 0) -> LoadResult:
+    """`clients` threads each call job(client_index) `jobs_per_client` times (after `warmup` calls
+    each, not timed); job returns the operations it did. Throughput counts every timed job."""
+    barrier = threading.Barrier(clients + 1)
+    lat: list[list[float]] = [[] for _ in range(clients)]
+    ops = [0] * clients
+    errors: list[BaseException] = []
+
+    def client(i: int) -> None:
+        try:
+            for _ in range(warmup):
+                job(i)
+        except BaseException as exc:  # noqa: BLE001 - reported after the join
+            errors.append(exc)
+        barrier.wait()
+        if errors:
+            return
+        try:
+            for _ in range(jobs_per_client):
+                t0 = time.perf_counter()
+                ops[i] += job(i)
+                lat[i].append(time.perf_counter() - t0)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return LoadResult(clients, clients * jobs_per_client, sum(ops), wall,
+                      [x for per in lat for x in per])
+
+
+class Workload:
+    """A context, one client's keys and the input ciphertexts of each operation."""
+
+    def __init__(self, context: th.Context, keys: ClientKeys, batch: int, boot_slots: int) -> None:
+        self.context = context
+        self.keys = keys
+        self.batch = batch
+        rng = np.random.default_rng()
+        enc = keys.encryptor()
+        slots = boot_slots or context.slots
+        self.inputs: dict[str, list[th.Ciphertext]] = {}
+        if keys.bootstrapping_keys is not None:
+            self.inputs["boot"] = [enc.encrypt(rng.uniform(-1, 1, slots), level=0)
+                                   for _ in range(batch)]
+        if keys.session_relin_key() is not None:
+            self.inputs["hmult"] = [enc.encrypt(rng.uniform(-1, 1, context.slots))
+                                    for _ in range(2 * batch)]
+        self.session_keys = keys.session_keys()
+        self.helpers = circuit_registry.HelperCache()
+        # One circuit at a time on the device, as in a worker.
+        self.device_lock = threading.Lock()
+
+    def in_process(self, op: str) -> list[th.Ciphertext]:
+        with self.device_lock:
+            return circuit_registry.evaluate_in_process(OPS[op], self.context, self.session_keys,
+                                                        self.inputs[op], helpers=self.helpers)
+
+
+def transfer_overhead(session: Any, context: th.Context, cts: Sequence[th.Ciphertext],
+                      repeats: int) -> dict[str, Any]:
+    """Serialization and transport per ciphertext: local serialize / deserialize times and
+    bytes, and a round trip through the server with the identity circuit (one ciphertext per
+    job, so the whole path is counted: put, schedule, fetch, decode, encode, return, decode)."""
+    ct = cts[0]
+    ser, de = [], []
+    blob = b""
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        blob = wire.encode(ct)
+        t1 = time.perf_counter()
+        wire.decode(context, blob)
+        t2 = time.perf_counter()
+        ser.append(t1 - t0)
+        de.append(t2 - t1)
+    rt = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        session.run("identity", [ct])
+        rt.append(time.perf_counter() - t0)
+    return {"bytes": len(blob), "level": ct.level,
+            "serialize_ms": round(statistics.median(ser) * 1e3, 3),
+            "deserialize_ms": round(statistics.median(de) * 1e3, 3),
+            "round_trip_p50_ms": round(percentile([x * 1e3 for x in rt], 50), 3),
+            "round_trip_p99_ms": round(percentile([x * 1e3 for x in rt], 99), 3)}
+
+
+def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gpus: int,
+                  batch: int, jobs_per_client: Callable[[str, int], int], boot_slots: int = 0,
+                  allow_insecure: bool = False, backend: str = "auto", threads: int = 0,
+                  key_budget: int = 48 << 30, address: str | None = None,
+                  object_store_mb: int | None = None, num_cpus: int | None = None,
+                  transfer_repeats: int = 10, gpus_per_worker: float = 1.0,
+                  name: str = "theodosian-bench",
+                  log: Callable[[str], None] = print,
+                  on_record: Callable[[dict[str, Any]], None] | None = None
+                  ) -> list[dict[str, Any]]:
+    """The whole benchmark: starts a server with `gpus` workers (or uses the cluster at
+    `address`), runs every (op, clients) through the server and in-process, checks that the
+    server's results are bit-identical to in-process ones, and returns the records (each also
+    handed to on_record as soon as it is measured)."""
+    from . import Client, ServerConfig, start  # noqa: PLC0415
+
+    t_start = time.perf_counter()
+    ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
+    boot = {"slots": boot_slots} if "boot" in ops else None
+    keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
+    log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
+    work = Workload(ctx, keys, batch, boot_slots)
+    config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
+                          gpus_per_worker=gpus_per_worker,
+                          max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure)
+    server = start(config, address=address, name=name, object_store_mb=object_store_mb,
+                   num_cpus=num_cpus, num_gpus=None)
+    try:
+        client = Client(name=name)
+        session = client.open_session(keys)
+        log(f"server: {len(server.metrics()['workers'])} workers "
+            f"({time.perf_counter() - t_start:.1f} s)")
+        device = ""
+        common = {"gpus": gpus, "gpus_per_worker": gpus_per_worker, "batch": batch, "preset": preset, "git_commit": git_commit(),
+                  "date": datetime.date.today().isoformat()}
+        records: list[dict[str, Any]] = []
+        for op in ops:
+            if op not in work.inputs:
+                raise ValueError(f"op {op!r}: the keys do not support it")
+            circuit = OPS[op]
+            cts = work.inputs[op]
+            ops_per_job = batch
+            # Correctness first (this also loads the keys and builds the Bootstrapper).
+            t0 = time.perf_counter()
+            got = session.run(circuit, cts)
+            want = work.in_process(op)
+            identical = all(a.serialize() == b.serialize() for a, b in zip(got, want))
+            log(f"{op}: server result identical to in-process: {identical} "
+                f"({time.perf_counter() - t0:.1f} s)")
+            if not device:
+                # The worker's backend, known once it made its Context.
+                workers = server.metrics()["workers"]
+                device = next((b for w in workers for b in w.get("backends", [])), ctx.backend)
+            for n in clients:
+                jobs = jobs_per_client(op, n)
+                res = run_load(lambda _i: len(session.run(circuit, cts)), n, jobs)
+                rec = {"op": op, "path": "server", **res.record(), **common, "device": device,
+                       "identical_to_in_process": identical}
+                records.append(rec)
+                log(json.dumps(rec))
+                if on_record:
+                    on_record(rec)
+                res = run_load(lambda _i: (work.in_process(op), ops_per_job)[1], n, jobs)
+                rec = {"op": op, "path": "in_process", **res.record(), **common,
+                       "device": ctx.backend}
+                records.append(rec)
+                log(json.dumps(rec))
+                if on_record:
+                    on_record(rec)
+            over = transfer_overhead(session, ctx, cts, transfer_repeats)
+            rec = {"op": "transfer", "path": "server", "clients": 1, "input_of": op,
+                   "log_n": ctx.log_n, **over, **common, "device": device,
+                   "median_ms": over["round_trip_p50_ms"], "p50_ms": over["round_trip_p50_ms"],
+                   "p99_ms": over["round_trip_p99_ms"],
+                   # one client, one ciphertext per job, sequential
+                   "throughput_per_s": round(1e3 / over["round_trip_p50_ms"], 3)}
+            records.append(rec)
+            log(json.dumps(rec))
+            if on_record:
+                on_record(rec)
+        metrics = server.metrics()
+        log("server metrics: " + json.dumps({k: metrics[k] for k in ("counters", "latency_ms")}))
+        session.close()
+        return records
+    finally:
+        server.stop()

@@ -1,0 +1,94 @@
+#pragma once
+// Helpers of the serialization tests: the container's offsets (docs/serialization.md), a walk over
+// the sections of a serialized object, and resealing (recomputing every checksum after a field was
+// changed), which is what a forger who wants a field past the checksums would do: the checks
+// behind the checksums must then catch the field.
+
+#include <sodium.h>
+
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "theo/common.h"
+
+namespace theo::test::serial {
+
+inline constexpr std::size_t kHeaderFields = 64;
+inline constexpr std::size_t kHeaderBytes = 80;
+inline constexpr std::size_t kOffVersion = 8, kOffType = 12, kOffFlags = 16, kOffSections = 20,
+                             kOffPayload = 24, kOffFingerprint = 32;
+inline constexpr std::size_t kSectionHeader = 16, kTag = 16;
+
+inline u32 get_u32(const std::vector<std::uint8_t>& b, std::size_t at) {
+  u32 v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | b.at(at + i);
+  return v;
+}
+inline u64 get_u64(const std::vector<std::uint8_t>& b, std::size_t at) {
+  u64 v = 0;
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | b.at(at + i);
+  return v;
+}
+inline void set_u32(std::vector<std::uint8_t>& b, std::size_t at, u32 v) {
+  for (int i = 0; i < 4; ++i)
+    b.at(at + i) = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline void set_u64(std::vector<std::uint8_t>& b, std::size_t at, u64 v) {
+  for (int i = 0; i < 8; ++i)
+    b.at(at + i) = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline void set_f64(std::vector<std::uint8_t>& b, std::size_t at, double d) {
+  u64 v = 0;
+  std::memcpy(&v, &d, sizeof v);
+  set_u64(b, at, v);
+}
+
+struct Section {
+  std::size_t header = 0;  // offset of the section header
+  std::size_t body = 0;    // offset of the body
+  u64 size = 0;            // body bytes
+  u32 kind = 0;
+};
+
+// The sections of a well-formed object (stops at the first one that does not fit).
+inline std::vector<Section> sections(const std::vector<std::uint8_t>& b) {
+  std::vector<Section> out;
+  std::size_t at = kHeaderBytes;
+  while (at + kSectionHeader + kTag <= b.size()) {
+    Section s;
+    s.header = at;
+    s.kind = get_u32(b, at);
+    s.size = get_u64(b, at + 8);
+    s.body = at + kSectionHeader;
+    if (s.size > b.size() - s.body - kTag) break;
+    out.push_back(s);
+    at = s.body + s.size + kTag;
+  }
+  return out;
+}
+
+// Recomputes the header checksum and every section tag (BLAKE2b-128 keyed by the previous tag,
+// docs/serialization.md).
+inline void reseal(std::vector<std::uint8_t>& b) {
+  if (sodium_init() < 0 || b.size() < kHeaderBytes) return;
+  crypto_generichash(b.data() + kHeaderFields, 16, b.data(), kHeaderFields, nullptr, 0);
+  u32 index = 0;
+  const std::uint8_t* key = b.data() + kHeaderFields;
+  for (const Section& s : sections(b)) {
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, key, 16, 16);
+    std::uint8_t idx[4];
+    for (int i = 0; i < 4; ++i)
+      idx[i] = static_cast<std::uint8_t>(index >> (8 * i));
+    crypto_generichash_update(&st, idx, 4);
+    crypto_generichash_update(&st, b.data() + s.header, kSectionHeader + s.size);
+    crypto_generichash_final(&st, b.data() + s.body + s.size, kTag);
+    key = b.data() + s.body + s.size;
+    ++index;
+  }
+}
+
+}  // namespace theo::test::serial
