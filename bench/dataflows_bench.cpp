@@ -5,6 +5,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -24,6 +25,9 @@ using json = nlohmann::json;
 
 void write(const DataflowsOptions& o, const json& header, const json& results) {
   if (o.out.empty()) return;
+  const std::filesystem::path parent = std::filesystem::path(o.out).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   std::ofstream f(o.out);
   if (!f) throw ParameterError("theo_bench --dataflows: cannot write " + o.out);
   f << json{{"header", header}, {"results", results}}.dump(1) << "\n";

@@ -25,8 +25,18 @@ import sys
 
 DATAFLOWS = ["DSOB", "DPOB", "DSOC", "DPOC"]
 COLORS = {"DSOB": "#d62728", "DPOB": "#ff7f0e", "DSOC": "#1f77b4", "DPOC": "#2ca02c"}
-LOG_N = [14, 15, 16, 17]
-ROWS = [(limbs, dnum) for limbs in (10, 30, 50) for dnum in (2, 4, 6, 8)]
+# The paper's grid (theo/math/parameter_grid.h); a run over other cells (the CPU smoke test's small
+# ones) gets axes made of its own values instead.
+PAPER_LOG_N = [14, 15, 16, 17]
+PAPER_ROWS = [(limbs, dnum) for limbs in (10, 30, 50) for dnum in (2, 4, 6, 8)]
+
+
+def grid_axes(keys):
+    """The columns (log N) and rows ((limbs, dnum)) to draw for these (log_n, limbs, dnum) cells."""
+    log_n, rows = set(PAPER_LOG_N), set(PAPER_ROWS)
+    if all(k[0] in log_n and (k[1], k[2]) in rows for k in keys):
+        return PAPER_LOG_N, PAPER_ROWS
+    return sorted({k[0] for k in keys}), sorted({(k[1], k[2]) for k in keys})
 
 
 def load(path, op):
@@ -128,23 +138,25 @@ def plot(cells, skipped, summary, out_png, op, device):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    fig, axes = plt.subplots(1, 4, figsize=(22, 9), gridspec_kw={"wspace": 0.35})
+    log_ns, rows = grid_axes(list(cells) + list(skipped))
+    fig, axes = plt.subplots(1, 4, figsize=(4 + 4.5 * len(log_ns), max(3.5, 1.5 + 0.62 * len(rows))),
+                             gridspec_kw={"wspace": 0.35})
     titles = ["Fastest dataflow (%s)\n1st: best, 2nd: 2nd best / best, 3rd: worst / best" % op,
               "DSOC: best chunks", "DPOC: best chunks", "Auto / best fixed choice"]
     for ax, title in zip(axes, titles):
-        ax.set_xlim(0, len(LOG_N))
-        ax.set_ylim(0, len(ROWS))
+        ax.set_xlim(0, len(log_ns))
+        ax.set_ylim(0, len(rows))
         ax.invert_yaxis()
-        ax.set_xticks([i + 0.5 for i in range(len(LOG_N))])
-        ax.set_xticklabels(["$2^{%d}$" % n for n in LOG_N])
-        ax.set_yticks([i + 0.5 for i in range(len(ROWS))])
-        ax.set_yticklabels(["L=%d, dnum=%d" % r for r in ROWS])
+        ax.set_xticks([i + 0.5 for i in range(len(log_ns))])
+        ax.set_xticklabels(["$2^{%d}$" % n for n in log_ns])
+        ax.set_yticks([i + 0.5 for i in range(len(rows))])
+        ax.set_yticklabels(["L=%d, dnum=%d" % r for r in rows])
         ax.set_xlabel("N")
         ax.set_title(title, fontsize=10)
         ax.tick_params(length=0)
     auto_by_key = {(r["log_n"], r["levels"], r["dnum"]): r for r in summary["cells"]}
-    for xi, log_n in enumerate(LOG_N):
-        for yi, (limbs, dnum) in enumerate(ROWS):
+    for xi, log_n in enumerate(log_ns):
+        for yi, (limbs, dnum) in enumerate(rows):
             key = (log_n, limbs, dnum)
             c = cells.get(key)
             if not c or not c["fixed"]:

@@ -111,7 +111,16 @@ done
   done
 } | tee "$out/boot-summary.txt"
 
-# 5. Heat map and acceptance summary.
+# 5. Heat map and acceptance summary. Without matplotlib on this machine, the copy that
+# scripts/gpu/stage-matplotlib put in MPL_SITE (default .carry/matplotlib/mpl-site.tar.xz) is
+# unpacked onto PYTHONPATH for this step.
+mpl_site="${MPL_SITE:-$root/.carry/matplotlib/mpl-site.tar.xz}"
+if ! python3 -c 'import matplotlib' 2>/dev/null && [[ -f "$mpl_site" ]]; then
+  mpl_dir="$(mktemp -d)"
+  tar -C "$mpl_dir" -xJf "$mpl_site" && export PYTHONPATH="$mpl_dir${PYTHONPATH:+:$PYTHONPATH}"
+  export MPLCONFIGDIR="$mpl_dir/.config"
+  echo "== matplotlib from $mpl_site: $(python3 -c 'import matplotlib; print(matplotlib.__version__)' 2>&1)"
+fi
 if [[ -f "$json" ]]; then
   budget=$((budget + 30))  # the plot runs on the host, after the device work
   step plot 30 python3 bench/plot_dataflows.py "$json" "${json%.json}.png" --table \
