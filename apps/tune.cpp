@@ -17,7 +17,10 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -133,17 +136,43 @@ std::vector<u32> levels_of(const Options& o, const ParameterSet& p) {
   return out;
 }
 
-// A one-line progress bar on stderr.
-void progress(const std::string& what, std::size_t done, std::size_t total) {
-  const int width = 30;
-  const int filled = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r%-22s [%s%s] %zu/%zu", what.c_str(), std::string(filled, '#').c_str(),
-               std::string(width - filled, '.').c_str(), done, total);
-  if (done == total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
-}
+// Progress on stderr: a bar redrawn in place on a terminal; in a log (not a terminal), one line
+// per quarter of the candidates, so the file stays readable.
+class Progress {
+ public:
+  explicit Progress(std::string what)
+      : what_(std::move(what)),
+        tty_(::isatty(STDERR_FILENO) != 0),
+        t0_(std::chrono::steady_clock::now()) {}
 
-int tune_set(const Options& o, const ParameterSet& p, json& records) {
+  void operator()(std::size_t done, std::size_t total) {
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    if (tty_) {
+      const int width = 30;
+      const int filled = total ? static_cast<int>(width * done / total) : width;
+      std::fprintf(stderr, "\r%-30s [%s%s] %zu/%zu %.1f s", what_.c_str(),
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
+                   total, secs);
+      if (done == total) std::fprintf(stderr, "\n");
+    } else {
+      const std::size_t quarter = total ? 4 * done / total : 4;
+      if (quarter == last_quarter_) return;
+      last_quarter_ = quarter;
+      std::fprintf(stderr, "%s: %zu/%zu candidates timed, %.1f s\n", what_.c_str(), done, total,
+                   secs);
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string what_;
+  bool tty_;
+  std::chrono::steady_clock::time_point t0_;
+  std::size_t last_quarter_ = 0;
+};
+
+int tune_set(const Options& o, const ParameterSet& p, const std::string& position, json& records) {
   const std::vector<u32> levels = levels_of(o, p);
   ContextOptions opts;
   opts.backend = o.backend == "cuda" ? BackendChoice::kCuda : BackendChoice::kCpu;
@@ -169,7 +198,8 @@ int tune_set(const Options& o, const ParameterSet& p, json& records) {
   TuneOptions t = o.tune;
   t.levels = levels;
   const std::string label = p.name.empty() ? std::string("parameters") : p.name;
-  t.progress = [&](std::size_t done, std::size_t total) { progress(label, done, total); };
+  Progress progress(label + position);
+  t.progress = [&](std::size_t done, std::size_t total) { progress(done, total); };
   const TuningTable measured = tune_key_switching(ctx, t);
   for (const TunedLevel& l : measured.levels())
     table.set_level(l);
@@ -177,9 +207,9 @@ int tune_set(const Options& o, const ParameterSet& p, json& records) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string device =
       key.device.name + (key.device.driver.empty() ? "" : " (" + key.device.driver + ")");
-  std::printf("%s on %s: %zu levels tuned in %.1f s -> %s%s\n", label.c_str(), device.c_str(),
-              measured.levels().size(), secs, report.file.c_str(),
-              err.empty() ? "" : (" NOT WRITTEN: " + err).c_str());
+  std::printf("%s on %s: %zu level%s tuned in %.1f s -> %s%s\n", label.c_str(), device.c_str(),
+              measured.levels().size(), measured.levels().size() == 1 ? "" : "s", secs,
+              report.file.c_str(), err.empty() ? "" : (" NOT WRITTEN: " + err).c_str());
   std::printf("  level limbs digits   DPOB us   best             us  speedup  choice    model\n");
   const KeySwitchPlanner& planner = ctx->key_switch_planner();
   for (const TunedLevel& l : measured.levels()) {
@@ -222,8 +252,12 @@ int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
     json records = json::array();
     int rc = 0;
-    for (const ParameterSet& p : o.sets)
-      rc |= tune_set(o, p, records);
+    for (std::size_t i = 0; i < o.sets.size(); ++i) {
+      const std::string position = o.sets.size() > 1 ? " (" + std::to_string(i + 1) + "/" +
+                                                           std::to_string(o.sets.size()) + ")"
+                                                     : "";
+      rc |= tune_set(o, o.sets[i], position, records);
+    }
     if (!o.json_out.empty()) {
       std::ofstream f(o.json_out);
       if (!(f << records.dump(1) << "\n")) {

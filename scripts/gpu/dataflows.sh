@@ -33,7 +33,7 @@ build="${1:-$root/build-cuda}"
 out="${OUT:-$root/out}/dataflows"
 tables="$out/tuning"
 mkdir -p "$out" "$tables"
-cd "$root"
+cd "$root" || exit 2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv \
   > "$out/gpu.txt" 2>&1 || true
 card="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 |
@@ -92,7 +92,7 @@ boot() {  # label, binary dir, extra arguments...
   step "boot-$label" 25 "$bin/theo_boot_demo" bootparam_40 --backend cuda --graph --runs 10 "$@" \
     >> "$out/boot-$label.log" 2>&1
 }
-for round in 1 2; do
+for _ in 1 2; do  # twice, interleaved
   boot dpob "$build/apps" --dataflow DPOB
   boot auto "$build/apps" --tuning-dir "$tables"
   boot model "$build/apps" --no-tuning-table
