@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,10 +41,27 @@ KeySwitchOptions prepared() {
   return ks;
 }
 
+// The keys of every Context in this run: one fresh seed per process, printed, and shared by the
+// reference and the Contexts compared with it (they must hold the same keys).
+const Prng::Seed& key_seed() {
+  static const Prng::Seed seed = [] {
+    Prng::Seed s{};
+    std::random_device rd;
+    for (std::uint8_t& b : s)
+      b = static_cast<std::uint8_t>(rd());
+    std::printf("[key seed] ");
+    for (const std::uint8_t b : s)
+      std::printf("%02x", b);
+    std::printf("\n");
+    return s;
+  }();
+  return seed;
+}
+
 struct Keys {
   explicit Keys(const ContextPtr& c)
       : ctx(c),
-        kg(ctx, seed_of(42)),
+        kg(ctx, key_seed()),
         sk(kg.create_secret_key()),
         rlk(kg.create_relin_key(sk)),
         gk(kg.create_galois_keys(sk, {3}, false)),
