@@ -107,7 +107,7 @@ done
     times="$(grep -oE 'bootstrap [0-9]+: [0-9.]+ ms' "$f" | awk '{print $3}' | sort -n)"
     n="$(echo "$times" | grep -c .)"
     median="$(echo "$times" | awk -v n="$n" 'NR == int((n + 1) / 2) {print}')"
-    echo "$label: median ${median:-?} ms over $n runs; $(grep -m1 -oE 'key switching \(tuning table [a-z]+' "$f")"
+    echo "$label: median ${median:-?} ms over $n runs; $(grep -m1 -oE 'key switching \(tuning table [a-z ]+' "$f")"
   done
 } | tee "$out/boot-summary.txt"
 

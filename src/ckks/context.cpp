@@ -118,6 +118,7 @@ bool Context::plan_key_switching() {
   set_planner(nullptr);  // the shapes tuning_key() reads
   std::optional<TuningTable> table;
   bool tune = false;
+  tuning_report_.status = TuningLoadStatus::kNotUsed;
   if (ks.dataflow == Dataflow::kAuto && ks.tuning.use_table) {
     const TuningKey key = tuning_key();
     TuningReport& r = tuning_report_;

@@ -271,6 +271,8 @@ const char* tuning_load_status_name(TuningLoadStatus s) {
       return "corrupted";
     case TuningLoadStatus::kStale:
       return "stale";
+    case TuningLoadStatus::kNotUsed:
+      return "not used";
   }
   return "?";
 }

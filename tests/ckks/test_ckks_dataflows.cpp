@@ -187,6 +187,7 @@ TEST(Dataflows, EvaluatorOpsUnderEachDataflow) {
       EXPECT_EQ(k.ev.key_switcher().planner().dataflow(l).choice, c);
       EXPECT_EQ(k.ev.key_switcher().planner().dataflow(l).source, ChoiceSource::kFixed);
     }
+    EXPECT_EQ(k.ctx->tuning_report().status, TuningLoadStatus::kNotUsed);  // fixed: no table
     const Ciphertext ka = copy(*k.ctx, a), kb = copy(*k.ctx, b);
     EXPECT_EQ(hash_ct(*k.ctx, k.ev.multiply(ka, kb, k.rlk)), want_mult) << choice_name(c);
     EXPECT_EQ(hash_ct(*k.ctx, k.ev.multiply_relin_rescale(ka, kb, k.rlk)), want_mrr)
@@ -317,6 +318,8 @@ TEST(Dataflows, TuningTableAtContextCreation) {
   // use_table = false: the file is not read.
   TableRun ignored = with_table(p, dir.path(), false, false);
   EXPECT_EQ(sources(*ignored.ctx), std::set<ChoiceSource>{ChoiceSource::kModel});
+  EXPECT_EQ(ignored.ctx->tuning_report().status, TuningLoadStatus::kNotUsed);
+  EXPECT_STREQ(tuning_load_status_name(ignored.ctx->tuning_report().status), "not used");
 
   // Corrupted: a warning naming the file, the model, a working Context.
   { std::ofstream(file, std::ios::trunc) << "{ \"format\": \"theodosian-key-switch-tuning\", 7"; }

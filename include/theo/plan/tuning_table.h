@@ -93,6 +93,7 @@ enum class TuningLoadStatus {
   kUnreadable,  // the file exists but cannot be read
   kCorrupted,   // not a table of this format (bad JSON, missing or ill-typed field, bad value)
   kStale,       // a table of another device or parameter set
+  kNotUsed,     // not looked for: a fixed dataflow, or the table switched off
 };
 const char* tuning_load_status_name(TuningLoadStatus s);
 
