@@ -2,14 +2,18 @@
 
 #include "dataflows_bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -125,41 +129,83 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
               grid_cell_name(cell).c_str(), setup_s,
               static_cast<double>(planner.cache_bytes()) / 1e6, choice_name(model).c_str(),
               choice_name(autoc.choice).c_str(), choice_source_name(autoc.source));
-  u64 dpob_hash = 0;
-  std::vector<std::pair<DataflowChoice, u64>> hashes;
+  // Every candidate and Auto, for both ops, timed in rounds over all of them (reps split across
+  // the rounds, the first round with the full warm-up): a drift of the GPU's clocks or of the
+  // host during the cell then falls on every candidate alike instead of on the ones timed last.
+  struct Entry {
+    std::string op, dataflow;
+    DataflowChoice choice;
+    std::function<void()> run;
+    std::vector<Timing> rounds;
+  };
+  std::vector<Entry> entries;
+  std::vector<KeySwitchPlan> plans;
+  plans.reserve(dataflow_candidates().size());
   for (const DataflowChoice& c : dataflow_candidates()) {
     KeySwitchPlan plan = planner.plan(top, 1, 1);
     plan.dataflow = c.dataflow;
     plan.chunks = c.chunks;
+    plans.push_back(plan);
+    const KeySwitchPlan* pp = &plans.back();
     // HMult as Evaluator::multiply does it (tensor, key switch, two additions), the key switch
     // forced to this dataflow.
-    const auto hmult = [&] {
+    const auto hmult = [&, pp] {
       const Ciphertext t = ev.multiply(a, b);
       RnsPoly r0 = be.make_poly(lv.q_basis), r1 = be.make_poly(lv.q_basis);
       const ConstPolyRef t2[] = {t.poly(2).cref()};
       const PolyRef r0s[] = {r0.ref()}, r1s[] = {r1.ref()};
-      ks.switch_keys(t2, keys, top, r0s, r1s, plan);
+      ks.switch_keys(t2, keys, top, r0s, r1s, *pp);
       be.add(r0.cref(), t.poly(0).cref(), r0.ref());
       be.add(r1.cref(), t.poly(1).cref(), r1.ref());
     };
-    const auto keyswitch = [&] { ks.switch_keys(d, keys, top, out0, out1, plan); };
+    const auto keyswitch = [&, pp] { ks.switch_keys(d, keys, top, out0, out1, *pp); };
     const std::string name(dataflow_name(c.dataflow));
-    results.push_back(record("hmult", name, c.chunks, time_op(be, hmult, o.warmup, o.reps), c));
-    results.push_back(
-        record("keyswitch", name, c.chunks, time_op(be, keyswitch, o.warmup, o.reps), c));
-    if (o.check) {
-      keyswitch();
+    entries.push_back({"hmult", name, c, hmult, {}});
+    entries.push_back({"keyswitch", name, c, keyswitch, {}});
+  }
+  entries.push_back(
+      {"hmult", "auto", autoc.choice, [&] { const Ciphertext r = ev.multiply(a, b, rlk); }, {}});
+  entries.push_back({"keyswitch",
+                     "auto",
+                     autoc.choice,
+                     [&] { ks.switch_key(d[0], top, rlk.key(), o0.ref(), o1.ref()); },
+                     {}});
+  const unsigned rounds = std::max(1u, std::min(3u, o.reps));
+  const unsigned reps = (o.reps + rounds - 1) / rounds;
+  for (unsigned r = 0; r < rounds; ++r)
+    for (Entry& e : entries)
+      e.rounds.push_back(time_op(be, e.run, r == 0 ? o.warmup : std::min(o.warmup, 1u), reps));
+  const auto median_of = [](std::vector<double> v) { return percentile(std::move(v), 50); };
+  for (const Entry& e : entries) {
+    Timing t = e.rounds.front();
+    std::vector<double> med, p10, p90, wall;
+    json per_round = json::array();
+    for (const Timing& x : e.rounds) {
+      med.push_back(x.median_us);
+      p10.push_back(x.p10_us);
+      p90.push_back(x.p90_us);
+      wall.push_back(x.wall_us);
+      per_round.push_back(x.median_us);
+    }
+    t.median_us = median_of(med);
+    t.p10_us = median_of(p10);
+    t.p90_us = median_of(p90);
+    t.wall_us = median_of(wall);
+    json r = record(e.op, e.dataflow, e.choice.chunks, t, e.choice);
+    r["rounds"] = rounds;
+    r["reps"] = rounds * reps;
+    r["round_medians_us"] = std::move(per_round);
+    results.push_back(std::move(r));
+  }
+  if (o.check) {
+    u64 dpob_hash = 0;
+    std::vector<std::pair<DataflowChoice, u64>> hashes;
+    for (const KeySwitchPlan& plan : plans) {
+      ks.switch_keys(d, keys, top, out0, out1, plan);
+      const DataflowChoice c{plan.dataflow, plan.chunks};
       hashes.push_back({c, hash_words(*ctx, o0, o1)});
       if (c == kDefaultChoice) dpob_hash = hashes.back().second;
     }
-  }
-  const auto hmult_auto = [&] { const Ciphertext r = ev.multiply(a, b, rlk); };
-  const auto keyswitch_auto = [&] { ks.switch_key(d[0], top, rlk.key(), o0.ref(), o1.ref()); };
-  results.push_back(record("hmult", "auto", autoc.choice.chunks,
-                           time_op(be, hmult_auto, o.warmup, o.reps), autoc.choice));
-  results.push_back(record("keyswitch", "auto", autoc.choice.chunks,
-                           time_op(be, keyswitch_auto, o.warmup, o.reps), autoc.choice));
-  if (o.check) {
     bool same = true;
     for (const auto& [c, h] : hashes) {
       if (h != dpob_hash) {

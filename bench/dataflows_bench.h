@@ -4,9 +4,10 @@
 // (theo/math/parameter_grid.h) that is realizable and 128-bit secure, HMult (tensor product,
 // key switch, the two additions of relinearization) and KeySwitch alone at the top level, timed
 // under every fixed dataflow (DSOB, DPOB, DSOC and DPOC with 2..10 chunks) and under Auto (the
-// tuning table when one exists for the device and cell, else the footprint model). One JSON
-// record per (cell, op, dataflow, chunks); bench/plot_dataflows.py draws the heat maps and the
-// acceptance summary from them.
+// tuning table when one exists for the device and cell, else the footprint model). The candidates
+// are timed in up to 3 interleaved rounds (reps split across them); a record's median is the
+// median of its round medians (`round_medians_us`). One JSON record per (cell, op, dataflow,
+// chunks); bench/plot_dataflows.py draws the heat maps and the acceptance summary from them.
 
 #include <string>
 #include <vector>
