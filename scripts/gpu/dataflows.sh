@@ -14,26 +14,45 @@
 #     (needs matplotlib; without it the summary is still written and the PNG can be drawn
 #     anywhere from the JSON: python3 bench/plot_dataflows.py <json> <png>).
 #
-#   scripts/gpu/dataflows.sh [BUILD_DIR]    (run from the repository root; default build-cuda)
+#   scripts/gpu/dataflows.sh [BUILD_DIR]    (run from the repository root)
 #
-# Build (on the build machine; ~25-40 min on 2 cores for these targets):
+# Build (on the build machine; ~25-40 min on 2 cores for these targets without a warm ccache):
 #   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DTHEO_CUDA=ON \
 #     -DTHEO_STATIC_DEPS=ON -DTHEO_BUILD_TESTS=ON \
 #     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
 #   cmake --build build-cuda -j2 --target test_cuda_dataflows test_cuda_pipeline theo_tune \
 #     theo_bench theo_boot_demo
-# Writes $OUT/dataflows/: gpu.txt, tests.log, tuning/*.json (the tables), tune-*.json/log,
-# <card>-dataflows-<date>.json (+ .log), boot-*.log, boot-summary.txt, <card>-dataflows-<date>.png
-# and -summary.json. Expected run time on an H100: about 3-4 minutes (tests ~30 s, tuning ~60 s,
-# sweep ~60 s, Boot ~30 s); every step has its own time limit, and the device steps together stop
-# at DATAFLOWS_BUDGET_S (default 330 s).
+#   scripts/gpu/stage-dataflows build-cuda    (~2-6 min: strips and packs the five binaries,
+#                                             ~74 MB, into .carry/dataflows/bin.tar.xz, ~16 MB,
+#                                             and matplotlib into .carry/matplotlib/, ~16 MB)
+# Carry .carry/dataflows and .carry/matplotlib (~32 MB together). The binaries are taken from
+# BUILD_DIR, else build-cuda/, else .carry/dataflows/bin.tar.xz.
+# Writes $OUT/dataflows/: gpu.txt, binaries.txt, tests.log, tuning/*.json (the tables),
+# tune-*.json/log, <card>-dataflows-<date>.json (+ .log), boot-*.log, boot-summary.txt,
+# <card>-dataflows-<date>.png, -keyswitch.png and -summary.json, plot*.log.
+# Expected run time on an H100: about 3-4 minutes (tests ~30 s, tuning ~60 s, sweep ~60-80 s,
+# Boot ~30 s); every step has its own time limit, the device steps together stop at
+# DATAFLOWS_BUDGET_S (default 330 s) and the plots get 30 s more: under 6 minutes in all.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="${1:-$root/build-cuda}"
 out="${OUT:-$root/out}/dataflows"
 tables="$out/tuning"
 mkdir -p "$out" "$tables"
 cd "$root" || exit 2
+# The binaries: BUILD_DIR, else build-cuda/, else the stripped copies scripts/gpu/stage-dataflows
+# packed into .carry/dataflows/bin.tar.xz (unpacked here into a scratch folder).
+if [[ $# -ge 1 ]]; then
+  build="$1"
+elif [[ -x "$root/build-cuda/bench/theo_bench" ]]; then
+  build="$root/build-cuda"
+elif [[ -f "$root/.carry/dataflows/bin.tar.xz" ]]; then
+  build="$(mktemp -d)"
+  tar -C "$build" -xJf "$root/.carry/dataflows/bin.tar.xz" || exit 2
+  cp "$root/.carry/dataflows/MANIFEST.txt" "$out/binaries.txt" 2>/dev/null || true
+  echo "dataflows: binaries from .carry/dataflows/bin.tar.xz ($(head -n1 "$out/binaries.txt" 2>/dev/null))"
+else
+  build="$root/build-cuda"
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv \
   > "$out/gpu.txt" 2>&1 || true
 card="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 |
@@ -84,7 +103,8 @@ grep -E "^  +[0-9]+ " "$out/tune-bootparam_40.log" | tail -n 40
 # 3. The sweep, Auto reading the tables of step 2.
 step sweep 100 "$build/bench/theo_bench" --dataflows --backend cuda --tuning-dir "$tables" \
   --reps 10 --warmup 2 --out "$json" > "${json%.json}.log" 2>&1
-grep -E "setup|skipped|failed" "${json%.json}.log" | head -n 60
+grep -E "setup|failed" "${json%.json}.log" | head -n 60
+echo "sweep: $(grep -c ': skipped (' "${json%.json}.log") grid cells skipped (insecure or unrealizable)"
 
 # 4. Boot bootparam_40: today's DPOB, Auto with the table, Auto from the model; twice, interleaved.
 boot() {  # label, binary dir, extra arguments...
@@ -117,9 +137,14 @@ done
 mpl_site="${MPL_SITE:-$root/.carry/matplotlib/mpl-site.tar.xz}"
 if ! python3 -c 'import matplotlib' 2>/dev/null && [[ -f "$mpl_site" ]]; then
   mpl_dir="$(mktemp -d)"
-  tar -C "$mpl_dir" -xJf "$mpl_site" && export PYTHONPATH="$mpl_dir${PYTHONPATH:+:$PYTHONPATH}"
-  export MPLCONFIGDIR="$mpl_dir/.config"
-  echo "== matplotlib from $mpl_site: $(python3 -c 'import matplotlib; print(matplotlib.__version__)' 2>&1)"
+  if tar -C "$mpl_dir" -xJf "$mpl_site" &&
+     mpl_version="$(PYTHONPATH="$mpl_dir" MPLCONFIGDIR="$mpl_dir/.config" python3 -c \
+       'import matplotlib; print(matplotlib.__version__)' 2>&1)"; then
+    export PYTHONPATH="$mpl_dir${PYTHONPATH:+:$PYTHONPATH}" MPLCONFIGDIR="$mpl_dir/.config"
+    echo "== matplotlib $mpl_version from $mpl_site"
+  else
+    echo "== matplotlib from $mpl_site does not load here ($(python3 --version 2>&1)); summary only"
+  fi
 fi
 if [[ -f "$json" ]]; then
   budget=$((budget + 30))  # the plot runs on the host, after the device work
