@@ -35,3 +35,17 @@ if(THEO_BUILD_TESTS)
                    --threads 2 --dir ${CMAKE_BINARY_DIR}/tuning-smoke)
   set_tests_properties(theo_tune_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 120)
 endif()
+
+# ---- theo_trace (owner: HMC simulator) ---------------------------------------------------------
+# Op traces (docs/trace-format.md) of Boot / HMult / HRot / ... for python -m theodosian.sim.
+add_executable(theo_trace ${CMAKE_CURRENT_LIST_DIR}/trace.cpp)
+target_link_libraries(theo_trace PRIVATE theodosian::theo)
+theo_target_warnings(theo_trace)
+# ---- end theo_trace ----------------------------------------------------------------------------
+# CI smoke test: theo_trace on the cost-only backend (records a bootstrapping without computing).
+if(THEO_BUILD_TESTS)
+  add_test(NAME theo_trace_cost
+           COMMAND theo_trace test_boot_n12 --workloads hmult,keyswitch,boot --backend cost
+                   --insecure --out-dir ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(theo_trace_cost PROPERTIES LABELS "cpu;model" TIMEOUT 120)
+endif()

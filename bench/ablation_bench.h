@@ -13,7 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "theo/ring/traffic.h"
+#include "theo/model/gpu.h"
+#include "theo/model/traffic.h"
 #include "theo/theodosian.h"
 
 namespace theo::bench {
@@ -29,7 +30,8 @@ struct AblationOptions {
   unsigned warmup = 5;
   unsigned boot_reps = 10;  // Boot samples
   unsigned threads = 0;     // CPU backend threads
-  double l2_tbps = 7.0;     // L2 read + write bandwidth for the traffic lower bound, TB/s
+  // The GPU whose L2 read + write ceiling bounds the traffic (ModelOptions::gpu).
+  std::string gpu;
   bool skip_boot = false;
   std::string out;  // JSON file, rewritten after every section
 };

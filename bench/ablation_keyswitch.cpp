@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "ablation_bench.h"
+#include "model_bench.h"
 #include "theo/ring/automorphism.h"
 #include "timing.h"
 
@@ -33,8 +34,8 @@ nlohmann::json timing_json(const Timing& t) {
           {"wall_p90_us", t.wall_p90_us}, {"clock_timeouts", t.timeouts}};
 }
 
-nlohmann::json traffic_json(const TrafficTotals& t, double l2_tbps) {
-  return {{"calls", t.calls}, {"bytes", t.bytes()}, {"bound_l2_us", t.bytes() / (l2_tbps * 1e6)}};
+nlohmann::json traffic_json(const TrafficTotals& t, const GpuDescriptor& gpu) {
+  return {{"calls", t.calls}, {"bytes", t.bytes()}, {"bound_l2_us", gpu.l2_us(t.bytes())}};
 }
 
 }  // namespace
@@ -52,6 +53,7 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
   const KeySwitcher& ks = ev.key_switcher();
   Backend& be = ctx->backend();
   Backend& timed = unwrap_recording_backend(be);
+  const GpuDescriptor gpu = model_gpu(o.gpu, timed);
   nlohmann::json levels = nlohmann::json::array();
   for (const u32 want : o.keyswitch_limbs) {
     const u32 level = level_closest_to(*ctx, want);
@@ -102,10 +104,10 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
         {"stage1_modup", timing_json(stage1)},
         {"stage23_keymult_moddown", timing_json(stage23)},
         {"traffic",
-         {{"total", traffic_json(rec->total(), o.l2_tbps)},
-          {"mod_up", traffic_json(rec->total_in("ModUp"), o.l2_tbps)},
-          {"key_mult", traffic_json(rec->total_in("KeyMult"), o.l2_tbps)},
-          {"mod_down", traffic_json(rec->total_in("ModDown"), o.l2_tbps)}}},
+         {{"total", traffic_json(rec->total(), gpu)},
+          {"mod_up", traffic_json(rec->total_in("ModUp"), gpu)},
+          {"key_mult", traffic_json(rec->total_in("KeyMult"), gpu)},
+          {"mod_down", traffic_json(rec->total_in("ModDown"), gpu)}}},
         {"output_hash", std::to_string(hash)}};
     rec_json["x_l2_bound"] =
         whole.median_us / rec_json["traffic"]["total"]["bound_l2_us"].get<double>();

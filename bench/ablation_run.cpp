@@ -8,6 +8,7 @@
 
 #include "ablation_bench.h"
 #include "host_info.h"
+#include "model_bench.h"
 
 namespace theo::bench {
 
@@ -55,7 +56,7 @@ int run_ablation(const AblationOptions& o) {
                    {"backend", o.backend},
                    {"device", probe->backend().name()},
                    {"l2_bytes", probe->backend().l2_bytes()},
-                   {"l2_read_write_TBps", o.l2_tbps},
+                   {"gpu", to_json(model_gpu(o.gpu, unwrap_recording_backend(probe->backend())))},
                    {"reps", o.reps},
                    {"warmup", o.warmup},
                    {"boot_reps", o.boot_reps}};

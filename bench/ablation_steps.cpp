@@ -52,7 +52,7 @@ ContextPtr ablation_context(const AblationOptions& o, const std::string& preset,
   co.allow_insecure = true;
   co.threads = o.threads;
   co.optimizations = opt;
-  co.traffic = std::move(rec);
+  if (rec) co.wrap_backend = record_traffic(std::move(rec));
   ContextPtr ctx = Context::create(load_preset(preset), co);
   set_launch_overlap(unwrap_recording_backend(ctx->backend()), opt.graphs);
   return ctx;

@@ -32,7 +32,7 @@
 
 #include "bench_commit.h"
 #include "theo/math/prime_system.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 #include "theo/theodosian.h"
 #include "theo/workloads/digits.h"
 #include "theo/workloads/helr.h"
@@ -174,7 +174,7 @@ int main(int argc, char** argv) try {
     rec = std::make_shared<TrafficRecorder>(
         TrafficRecorderOptions{.profile = true, .keep_records = true});
     rec->set_enabled(false);
-    o.traffic = rec;
+    o.wrap_backend = record_traffic(rec);
   }
   // "gen:LOGN": a generated insecure bootstrapping set with 13 user levels (the CPU configuration).
   ParameterSet params;

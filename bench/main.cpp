@@ -68,10 +68,10 @@ std::vector<std::string> split_cells(const std::string& s) {
          "                  [--warmup 3] [--threads T] [--seed S] [--out file.json] [--list]\n"
          "       theo_bench --model [--preset bootparam_40] [--insecure] [--backend cpu|cuda]\n"
          "                  [--limbs 14,23,35,47] [--reps 10] [--warmup 2] [--boot-reps 5]\n"
-         "                  [--passes 3] [--dram-tbps 4.27] [--l2-tbps 7.0] [--no-bootstrap]\n"
+         "                  [--passes 3] [--gpu h100|h200|file] [--no-bootstrap]\n"
          "                  [--quick] [--threads T] [--out file.json]\n"
          "       theo_bench --ablation [--backend cuda|cpu] [--preset P] [--reps 30] [--warmup 5]\n"
-         "                  [--boot-reps 10] [--l2-tbps 7.0] [--no-bootstrap] [--quick]\n"
+         "                  [--boot-reps 10] [--gpu h100|h200|file] [--no-bootstrap] [--quick]\n"
          "                  [--threads T] [--out file.json]\n"
          "       theo_bench --dataflows [--backend cuda|cpu] [--cells N,L,D;N,L,D...] "
          "[--insecure]\n"
@@ -128,10 +128,8 @@ Options parse(int argc, char** argv) {
         o.boot_reps_given = true;
       } else if (a == "--passes")
         o.model_opts.passes = static_cast<unsigned>(std::stoul(v));
-      else if (a == "--dram-tbps")
-        o.model_opts.dram_tbps = std::stod(v);
-      else if (a == "--l2-tbps")
-        o.model_opts.l2_tbps = std::stod(v);
+      else if (a == "--gpu")
+        o.model_opts.gpu = v;
       else if (a == "--threads")
         o.threads = static_cast<unsigned>(std::stoul(v));
       else if (a == "--seed")
@@ -174,7 +172,6 @@ Options parse(int argc, char** argv) {
     if (o.reps_given) m.reps = o.reps;
     if (o.warmup_given) m.warmup = o.warmup;
     if (m.boot_reps == 0 || m.passes == 0) usage("--boot-reps and --passes must be > 0");
-    if (!(m.dram_tbps > 0) || !(m.l2_tbps > 0)) usage("--dram-tbps and --l2-tbps must be > 0");
   }
   return o;
 }
@@ -204,7 +201,7 @@ AblationOptions ablation_options(const Options& o) {
   a.backend = o.backend;
   a.threads = o.threads;
   a.out = o.out;
-  a.l2_tbps = o.model_opts.l2_tbps;
+  a.gpu = o.model_opts.gpu;
   a.skip_boot = o.model_opts.skip_bootstrap;
   if (o.quick) {
     a.reps = 3;

@@ -111,45 +111,39 @@ nlohmann::json run_bootstrap(ModelEnv& env, const ModelOptions& o) {
     const std::string scope = std::string("Boot/") + kPhases[i];
     const TrafficTotals pt = env.rec->total_in(scope).per_pass(passes);
     const double us = percentile(phase_us[i], 50);
-    print_table_row(kPhases[i], pt, env.ceil, us);
-    phases[kPhases[i]] = totals_json(pt, env.ceil, us);
-    phases[kPhases[i]]["ops"] = ops_json(*env.rec, scope, passes, env.ceil);
+    print_table_row(kPhases[i], pt, env.gpu, us);
+    phases[kPhases[i]] = totals_json(pt, env.gpu, us);
+    phases[kPhases[i]]["ops"] = ops_json(*env.rec, scope, passes, env.gpu);
   }
-  print_table_row("Bootstrapping (whole, unsplit)", total, env.ceil, whole_us);
+  print_table_row("Bootstrapping (whole, unsplit)", total, env.gpu, whole_us);
 
   // Key switching inside the bootstrapping, summed over the stages by step name.
-  std::map<std::string, TrafficTotals> ks;
-  for (const auto& [key, cell] : env.rec->cells()) {
-    const std::string& s = key.first;
-    const std::size_t slash = s.rfind('/');
-    const std::string last = slash == std::string::npos ? s : s.substr(slash + 1);
-    if (last == "ModUp" || last == "KeyMult" || last == "ModDown") ks[last] += cell;
-  }
+  const std::map<std::string, TrafficTotals> ks = key_switch_steps(*env.rec);
   std::printf("\n   key switching inside the bootstrapping (all stages)\n");
   print_table_header("step");
   nlohmann::json ks_json = nlohmann::json::object();
   for (const auto& [name, cell] : ks) {
-    print_table_row(name, cell.per_pass(passes), env.ceil, 0);
-    ks_json[name] = totals_json(cell.per_pass(passes), env.ceil, 0);
+    print_table_row(name, cell.per_pass(passes), env.gpu, 0);
+    ks_json[name] = totals_json(cell.per_pass(passes), env.gpu, 0);
   }
 
   std::printf("\n   bootstrapping by backend op\n");
   print_table_header("op");
   for (const auto& [op, cell] : env.rec->by_op("Boot"))
-    print_table_row(op, cell.per_pass(passes), env.ceil, 0);
+    print_table_row(op, cell.per_pass(passes), env.gpu, 0);
 
-  const nlohmann::json key_stream = key_stream_json(*env.rec, passes, env.ceil);
+  const nlohmann::json key_stream = key_stream_json(*env.rec, passes, env.gpu);
   const nlohmann::json key_set = key_set_json(keys);
 
   std::printf(
       "\n   modelled traffic %.2f GB (+ %.2f GB tables), %llu calls: lower bound %.2f ms at L2 "
       "%.2f TB/s, %.2f ms at DRAM %.2f TB/s; measured %.2f ms = %.2fx / %.2fx\n",
       total.bytes() / 1e9, total.table_bytes / 1e9, static_cast<unsigned long long>(total.calls),
-      env.ceil.l2_us(total.bytes()) / 1e3, env.ceil.l2_tbps, env.ceil.dram_us(total.bytes()) / 1e3,
-      env.ceil.dram_tbps, whole_us / 1e3, whole_us / env.ceil.l2_us(total.bytes()),
-      whole_us / env.ceil.dram_us(total.bytes()));
+      env.gpu.l2_us(total.bytes()) / 1e3, env.gpu.l2_read_write_gbps / 1e3,
+      env.gpu.dram_us(total.bytes()) / 1e3, env.gpu.dram_copy_gbps / 1e3, whole_us / 1e3,
+      whole_us / env.gpu.l2_us(total.bytes()), whole_us / env.gpu.dram_us(total.bytes()));
 
-  nlohmann::json j = totals_json(total, env.ceil, whole_us);
+  nlohmann::json j = totals_json(total, env.gpu, whole_us);
   j["slots"] = boot.slots();
   j["output_level"] = boot.output_level();
   j["describe"] = boot.describe();
@@ -163,8 +157,8 @@ nlohmann::json run_bootstrap(ModelEnv& env, const ModelOptions& o) {
   j["key_switching"] = ks_json;
   j["key_stream"] = key_stream;
   j["key_set"] = key_set;
-  j["scopes"] = scopes_json(*env.rec, "Boot", passes, env.ceil);
-  j["ops"] = ops_json(*env.rec, "Boot", passes, env.ceil);
+  j["scopes"] = scopes_json(*env.rec, "Boot", passes, env.gpu);
+  j["ops"] = ops_json(*env.rec, "Boot", passes, env.gpu);
   return j;
 }
 

@@ -28,22 +28,6 @@ std::vector<std::complex<double>> test_slots(const Context& ctx, double phase) {
   return v;
 }
 
-// Prints the mechanism's row and one row per stage: the scopes directly below it, and "(rest)"
-// for the calls made in the mechanism's own scope.
-void print_stages(const TrafficRecorder& rec, const std::string& scope, double passes,
-                  const Ceilings& c) {
-  TrafficTotals rest;
-  for (const auto& [key, t] : rec.cells())
-    if (key.first == scope) rest += t;
-  for (const auto& [s, t] : rec.by_scope()) {
-    if (s.size() <= scope.size() + 1 || s.compare(0, scope.size() + 1, scope + "/") != 0) continue;
-    const std::string rel = s.substr(scope.size() + 1);
-    if (rel.find('/') != std::string::npos) continue;
-    print_table_row("  " + rel, t.per_pass(passes), c, 0);
-  }
-  if (rest.calls > 0) print_table_row("  (rest)", rest.per_pass(passes), c, 0);
-}
-
 }  // namespace
 
 nlohmann::json run_mechanisms(ModelEnv& env, const ModelOptions& o) {
@@ -97,9 +81,9 @@ nlohmann::json run_mechanisms(ModelEnv& env, const ModelOptions& o) {
       const TrafficTotals total = env.rec->total().per_pass(passes);
       const std::string label =
           m.name + " @ " + std::to_string(level) + " (" + std::to_string(limbs) + ")";
-      print_table_row(label, total, env.ceil, t.median_us);
-      print_stages(*env.rec, m.name, passes, env.ceil);
-      nlohmann::json rec = totals_json(total, env.ceil, t.median_us);
+      print_table_row(label, total, env.gpu, t.median_us);
+      print_stages(*env.rec, m.name, passes, env.gpu);
+      nlohmann::json rec = totals_json(total, env.gpu, t.median_us);
       rec["mechanism"] = m.name;
       rec["level"] = level;
       rec["limbs"] = limbs;
@@ -110,8 +94,8 @@ nlohmann::json run_mechanisms(ModelEnv& env, const ModelOptions& o) {
       rec["clock"] = t.clock;
       rec["reps"] = t.reps;
       if (t.timeouts > 0) rec["clock_timeouts"] = t.timeouts;
-      rec["scopes"] = scopes_json(*env.rec, m.name, passes, env.ceil);
-      rec["ops"] = ops_json(*env.rec, m.name, passes, env.ceil);
+      rec["scopes"] = scopes_json(*env.rec, m.name, passes, env.gpu);
+      rec["ops"] = ops_json(*env.rec, m.name, passes, env.gpu);
       out.push_back(std::move(rec));
     }
   }

@@ -19,7 +19,7 @@ ContextPtr make_context(const ModelOptions& o, std::shared_ptr<TrafficRecorder> 
   co.backend = o.backend == "cuda" ? BackendChoice::kCuda : BackendChoice::kCpu;
   co.allow_insecure = o.insecure;
   co.threads = o.threads;
-  co.traffic = std::move(rec);
+  co.wrap_backend = record_traffic(std::move(rec));
   try {
     return Context::create(load_preset(o.preset), co);
   } catch (const SecurityError& e) {
@@ -29,17 +29,36 @@ ContextPtr make_context(const ModelOptions& o, std::shared_ptr<TrafficRecorder> 
 
 }  // namespace
 
+void profile_passes(ModelEnv& env, const std::string& scope, unsigned passes,
+                    const std::function<void()>& f) {
+  Backend& be = env.ctx->backend();
+  be.synchronize();
+  env.rec->clear();
+  env.rec->set_profiling(true);
+  env.rec->set_enabled(true);
+  for (unsigned p = 0; p < passes; ++p) {
+    const OpScope s(scope);
+    f();
+  }
+  be.synchronize();
+  env.rec->set_enabled(false);
+}
+
+GpuDescriptor model_gpu(const std::string& choice, const Backend& backend) {
+  if (!choice.empty()) return load_gpu(choice);
+  if (const GpuDescriptor* g = find_gpu(backend.name()); g != nullptr) return *g;
+  return *find_gpu("h200");
+}
+
 int run_model(const ModelOptions& o) {
-  if (!(o.dram_tbps > 0) || !(o.l2_tbps > 0))
-    throw ParameterError("--dram-tbps and --l2-tbps must be > 0");
   if (o.reps == 0 || o.passes == 0) throw ParameterError("--reps and --passes must be > 0");
   ModelEnv env;
   env.rec = std::make_shared<TrafficRecorder>(
       TrafficRecorderOptions{.profile = true, .keep_records = true});
   env.rec->set_enabled(false);  // recorded only inside profile_passes
-  env.ceil = Ceilings{o.dram_tbps, o.l2_tbps};
   env.ctx = make_context(o, env.rec);
   const Context& ctx = *env.ctx;
+  env.gpu = model_gpu(o.gpu, unwrap_recording_backend(ctx.backend()));
   {
     KeyGenerator kg(env.ctx);
     env.sk = kg.create_secret_key();
@@ -50,38 +69,38 @@ int run_model(const ModelOptions& o) {
   }
   ctx.backend().synchronize();
 
-  nlohmann::json header = {
-      {"record", "header"},
-      {"mode", "model"},
-      {"git_commit", git_commit()},
-      {"git_dirty", git_dirty()},
-      {"date", utc_now()},
-      {"host", host_name()},
-      {"cpu", cpu_model()},
-      {"load_average", load_average()},
-      {"backend", o.backend},
-      {"device", ctx.backend().name()},
-      {"preset", o.preset},
-      {"n", ctx.n()},
-      {"max_level", ctx.max_level()},
-      {"alpha", ctx.alpha()},
-      {"dnum", ctx.dnum()},
-      {"rotation", env.rotation},
-      {"reps", o.reps},
-      {"warmup", o.warmup},
-      {"boot_reps", o.boot_reps},
-      {"profile_passes", o.passes},
-      {"ceilings", {{"dram_copy_TBps", o.dram_tbps}, {"l2_read_write_TBps", o.l2_tbps}}},
-      {"model",
-       "inputs read once, outputs written once, 4 B per word; tables "
-       "separate (docs/traffic-model.md)"}};
+  nlohmann::json header = {{"record", "header"},
+                           {"mode", "model"},
+                           {"git_commit", git_commit()},
+                           {"git_dirty", git_dirty()},
+                           {"date", utc_now()},
+                           {"host", host_name()},
+                           {"cpu", cpu_model()},
+                           {"load_average", load_average()},
+                           {"backend", o.backend},
+                           {"device", ctx.backend().name()},
+                           {"preset", o.preset},
+                           {"n", ctx.n()},
+                           {"max_level", ctx.max_level()},
+                           {"alpha", ctx.alpha()},
+                           {"dnum", ctx.dnum()},
+                           {"rotation", env.rotation},
+                           {"reps", o.reps},
+                           {"warmup", o.warmup},
+                           {"boot_reps", o.boot_reps},
+                           {"profile_passes", o.passes},
+                           {"ceilings", to_json(env.gpu)},
+                           {"model",
+                            "inputs read once, outputs written once, 4 B per word; tables "
+                            "separate (docs/traffic-model.md)"}};
   std::printf("theo_bench --model: %s on %s, N = %u, levels 0..%u, alpha %u, dnum %u\n",
               o.preset.c_str(), ctx.backend().name().c_str(), ctx.n(), ctx.max_level(), ctx.alpha(),
               ctx.dnum());
   std::printf(
-      "ceilings: DRAM %.2f TB/s, L2 %.2f TB/s; GB = modelled reads + writes; lb = lower bound "
-      "GB / ceiling; x = time / lb\n",
-      o.dram_tbps, o.l2_tbps);
+      "ceilings (%s, %s): DRAM %.2f TB/s, L2 %.2f TB/s; GB = modelled reads + writes; lb = lower "
+      "bound GB / ceiling; x = time / lb\n",
+      env.gpu.name.c_str(), env.gpu.source.c_str(), env.gpu.dram_copy_gbps / 1e3,
+      env.gpu.l2_read_write_gbps / 1e3);
 
   nlohmann::json result = {{"header", header}};
   result["mechanisms"] = run_mechanisms(env, o);

@@ -4,9 +4,13 @@
 //   theo_resnet --model examples/models/resnet20_digits.theocnn
 //               --images examples/models/digits_test8x8.json --preset bootparam_40
 //               [--backend cuda|cpu] [--count 100] [--min-keys] [--profile] [--out FILE.json]
-//               [--plan-only] [--insecure] [--threads T] [--levels L]
+//               [--plan-only] [--insecure] [--threads T] [--levels L] [--log-n K]
+//               [--boot-ratio-bits R] [--no-boot-center]
 // --levels L: instead of a preset, a generated insecure N = 2^12 bootstrappable set with L user
 // levels (the reduced CPU configuration; needs --insecure).
+// --log-n K: the preset's primes and level structure on N = 2^K (insecure; CPU reproductions of a
+// production set's numerics). --boot-ratio-bits R: BootstrapConfig::message_ratio_bits (7 gives
+// a small ring the headroom of 2^15 slots). --no-boot-center: bootstrap activations uncentred.
 //
 // Per image: encrypt -> every layer, bootstrapping where the level planner put it -> decrypt; the
 // encrypted logits are compared with the plaintext model's (same weights, same quadratic
@@ -32,9 +36,8 @@
 
 #include "bench_commit.h"
 #include "theo/math/prime_system.h"
+#include "theo/model/traffic.h"
 #include "theo/ring/automorphism.h"
-#include "theo/ring/op_scope.h"
-#include "theo/ring/traffic.h"
 #include "theo/theodosian.h"
 #include "theo/workloads/resnet.h"
 
@@ -112,6 +115,9 @@ struct Args {
   u32 count = 100;
   u32 threads = 0;
   u32 levels = 0;  // > 0: a generated N = 2^12 bootstrappable set with that many user levels
+  u32 log_n = 0;   // > 0: the preset's primes and level structure on a smaller ring (insecure)
+  u32 boot_ratio_bits = 0;  // > 0: BootstrapConfig::message_ratio_bits
+  bool no_boot_center = false;
   bool insecure = false, min_keys = false, profile = false, plan_only = false;
 };
 
@@ -139,6 +145,12 @@ Args parse(int argc, char** argv) {
       a.threads = static_cast<u32>(std::stoul(next()));
     else if (s == "--levels")
       a.levels = static_cast<u32>(std::stoul(next()));
+    else if (s == "--log-n")
+      a.log_n = static_cast<u32>(std::stoul(next()));
+    else if (s == "--boot-ratio-bits")
+      a.boot_ratio_bits = static_cast<u32>(std::stoul(next()));
+    else if (s == "--no-boot-center")
+      a.no_boot_center = true;
     else if (s == "--insecure")
       a.insecure = true;
     else if (s == "--min-keys")
@@ -184,7 +196,7 @@ int run(const Args& a) {
   auto recorder = std::make_shared<TrafficRecorder>(
       TrafficRecorderOptions{.profile = true, .keep_records = true});
   recorder->set_enabled(false);
-  co.traffic = recorder;
+  co.wrap_backend = record_traffic(recorder);
   std::string preset = a.preset;
   ParameterSet params;
   if (a.levels > 0) {
@@ -201,12 +213,19 @@ int run(const Args& a) {
              ", boot_levels 13 (insecure)";
   } else {
     params = load_preset(a.preset);
+    if (a.log_n > 0) {
+      params = with_log_degree(params, a.log_n);
+      preset = a.preset + " structure at log_n " + std::to_string(a.log_n) + " (insecure)";
+    }
   }
   const ContextPtr ctx = Context::create(params, co);
   const auto t0 = Clock::now();
-  const Bootstrapper boot(ctx);
+  BootstrapConfig bc;
+  bc.message_ratio_bits = a.boot_ratio_bits;
+  const Bootstrapper boot(ctx, bc);
   ResNetOptions ro;
   ro.min_keys = a.min_keys;
+  ro.center_bootstrapping = !a.no_boot_center;
   const ResNetInference net(ctx, model, &boot, std::nullopt, ro);
   const double compile_s = std::chrono::duration<double>(Clock::now() - t0).count();
   std::fprintf(stderr, "%s\n%s\ncompiled in %.1f s\n", ctx->backend().name().c_str(),

@@ -32,9 +32,7 @@ theo_target_warnings(theo_bench)
 target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/model_keys.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/model_report.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp)
 # theo_bench --dataflows: the key-switching dataflows over the parameter grid (dataflows_bench.h).
 target_sources(theo_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/dataflows_bench.cpp)
 # theo_bench --ablation: the optimizations added one at a time (ablation_bench.h).

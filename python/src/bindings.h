@@ -27,6 +27,7 @@
 
 #include "theo/circuits/bootstrapper.h"
 #include "theo/math/prime_system.h"
+#include "theo/model/traffic.h"
 #include "theo/ring/automorphism.h"
 #include "theo/theodosian.h"
 
@@ -49,6 +50,11 @@ struct Session {
   // Evaluation keys attached to the Context (read and written with the GIL held).
   std::shared_ptr<const theo::RelinKey> relin_key;
   std::shared_ptr<const theo::GaloisKeys> galois_keys;
+  // Context(..., trace=True): the recorder the backend is wrapped with (off until
+  // Context._trace_begin), and the open scope of the running trace (trace_bindings.cpp).
+  std::shared_ptr<theo::TrafficRecorder> recorder;
+  std::unique_ptr<theo::OpScope> trace_scope;
+  std::string trace_label;
 };
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -569,8 +575,10 @@ inline void register_exceptions(nb::module_& m) {
 }
 
 // The bindings of one topic each (<topic>_bindings.cpp), called in this order by NB_MODULE
-// (theodosian_ext.cpp); circuits: Chebyshev series, polynomial evaluation, linear transforms,
-// EvalMod and bootstrapping.
+// (theodosian_ext.cpp): circuits are Chebyshev series, polynomial evaluation, linear transforms,
+// EvalMod and bootstrapping; serialization is to_bytes / from_bytes / save / load / pickling of
+// every object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of
+// C++ API names in error messages into the Python calls.
 void bind_context(nb::module_& m);
 void bind_values(nb::module_& m);
 void bind_keys(nb::module_& m);
@@ -578,13 +586,15 @@ void bind_encoding(nb::module_& m);
 void bind_evaluator(nb::module_& m);
 void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
-void bind_cnn(nb::module_& m);  // cnn_bindings.cpp
-
-// Defined in serialization_bindings.cpp: to_bytes / from_bytes / save / load / pickling of every
-// object, EvaluationKeys, Context.for_parameters and the fingerprint, and the translation of C++
-// API names in error messages into the Python calls.
 void bind_serialization(nb::module_& m);
-// Remembers a new Context for Context.for_parameters (the first live one per fingerprint).
+void bind_cnn(nb::module_& m);
+
+// Remembers a new Context for Context.for_parameters (the first live one per fingerprint;
+// serialization_bindings.cpp).
 void register_context(const SessionPtr& s);
+
+// Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
+// by theodosian.sim.tracing).
+void bind_trace(nb::class_<WContext>& context);
 
 }  // namespace theopy

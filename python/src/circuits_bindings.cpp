@@ -498,12 +498,15 @@ void bind_circuits(nb::module_& m) {
           "The left rotations generate_keys makes keys for.")
       .def(
           "bootstrap",
-          [](const WBootstrapper& b, const WCiphertext& ct, const WBootstrappingKeys& keys) {
-            return run_ct(b.s, ct.real, [&] { return b.b->bootstrap(ct.ct, *keys.k); });
+          [](const WBootstrapper& b, const WCiphertext& ct, const WBootstrappingKeys& keys,
+             double center) {
+            return run_ct(b.s, ct.real, [&] { return b.b->bootstrap(ct.ct, *keys.k, center); });
           },
-          "ciphertext"_a, "keys"_a,
+          "ciphertext"_a, "keys"_a, nb::kw_only(), "center"_a = 0.0,
           "Bootstraps a ciphertext of `slots` slots at any level; the result is at output_level "
-          "with that level's default scale.")
+          "with that level's default scale. center: a real value the slots cluster around (the "
+          "midpoint of their known range), taken out before and put back after, which keeps "
+          "bootstrapping precise for values far from 0.")
       .def_prop_ro(
           "input_level", [](const WBootstrapper& b) { return b.b->input_level(); },
           "Level bootstrapping starts from (0).")

@@ -164,31 +164,40 @@ void bind_context(nb::module_& m) {
       .def(
           "__init__",
           [](WContext* self, nb::handle params, const std::string& backend, bool allow_insecure,
-             unsigned threads, double scale_tolerance) {
+             unsigned threads, double scale_tolerance, bool trace) {
             theo::ParameterSet p = params_from(params);
             theo::ContextOptions opt;
             opt.backend = parse_backend(backend);
             opt.allow_insecure = allow_insecure;
             opt.threads = threads;
             opt.scale_tolerance = scale_tolerance;
+            std::shared_ptr<theo::TrafficRecorder> rec;
+            if (trace) {
+              rec = std::make_shared<theo::TrafficRecorder>(
+                  theo::TrafficRecorderOptions{.profile = false, .keep_records = true});
+              rec->set_enabled(false);
+              opt.wrap_backend = theo::record_traffic(rec);
+            }
             SessionPtr s;
             {
               nb::gil_scoped_release release;
               s = std::make_shared<Session>(theo::Context::create(p, opt));
             }
+            s->recorder = std::move(rec);
             register_context(s);
             new (self) WContext{std::move(s)};
           },
           "params"_a, nb::kw_only(), "backend"_a = "auto", "allow_insecure"_a = false,
-          "threads"_a = 0u, "scale_tolerance"_a = 0x1p-30,
+          "threads"_a = 0u, "scale_tolerance"_a = 0x1p-30, "trace"_a = false,
           nb::sig("def __init__(self, params: Parameters | str | os.PathLike[str], *, "
                   "backend: str = 'auto', allow_insecure: bool = False, threads: int = 0, "
-                  "scale_tolerance: float = 9.313225746154785e-10) -> None"),
+                  "scale_tolerance: float = 9.313225746154785e-10, trace: bool = False) -> None"),
           "Creates a context. params: a Parameters, a preset name or a path to a JSON parameter "
           "file. backend: 'auto' (THEO_BACKEND, else CUDA when available, else CPU), 'cpu' or "
           "'cuda'. allow_insecure: load sets below 128-bit security (tests and experiments "
           "only; otherwise SecurityError). threads: CPU backend threads (0: all cores). "
-          "scale_tolerance: two scales are equal when |a/b - 1| <= this.")
+          "scale_tolerance: two scales are equal when |a/b - 1| <= this. trace: wrap the backend "
+          "with an op recorder, so theodosian.sim.tracing.record can trace runs on this context.")
       .def_prop_ro(
           "params", [](const WContext& c) { return c.s->ctx->params(); },
           "A copy of the parameter set.")
@@ -286,6 +295,7 @@ void bind_context(nb::module_& m) {
                ", max_level=" + std::to_string(ctx.max_level()) + ", backend='" +
                ctx.backend().name() + "')";
       });
+  bind_trace(context);
   def_encode(context, "Encodes slot values (see Encoder.encode).");
 }
 

@@ -19,6 +19,6 @@ NB_MODULE(_core, m) {
   bind_evaluator(m);      // evaluator_bindings.cpp: Evaluator
   bind_circuits(m);       // circuits_bindings.cpp: polynomials, linear transforms, bootstrapping
   bind_workloads(m);      // workloads_bindings.cpp: HELR training
-  bind_serialization(m);  // serialization_bindings.cpp: bytes of values and keys
-  bind_cnn(m);            // cnn_bindings.cpp: encrypted CNN blocks
+  bind_serialization(m);  // serialization_bindings.cpp: to_bytes / from_bytes / pickling
+  bind_cnn(m);            // cnn_bindings.cpp: CNN layers, ResNet inference
 }

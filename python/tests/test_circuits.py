@@ -109,3 +109,13 @@ def test_bootstrap_message_ratio(boot_env) -> None:
     ct = th.Encryptor(ctx, kg.public_key(sk)).encrypt(x, level=0)
     got = th.Decryptor(ctx, sk).decrypt(scaled.bootstrap(ct, keys))
     assert bits(got, x) > 12
+
+
+def test_bootstrap_center(boot_env) -> None:
+    ctx, kg, sk, boot, keys = boot_env
+    x = 0.5 + 0.2 * np.random.default_rng().uniform(-1, 1, 32)
+    ct = th.Encryptor(ctx, kg.public_key(sk)).encrypt(x, level=0)
+    got = th.Decryptor(ctx, sk).decrypt(boot.bootstrap(ct, keys, center=0.5))
+    assert bits(got, x) > 12
+    with pytest.raises(th.ParameterError, match="center"):
+        boot.bootstrap(ct, keys, center=float("nan"))

@@ -43,7 +43,6 @@ from ._errors import (
 )
 
 
-
 def _locate_core() -> None:
     """Source checkout on sys.path (e.g. PYTHONPATH=python/) without a built extension next to
     this file: use the extension of another theodosian package further on sys.path (a build's
@@ -72,54 +71,64 @@ _locate_core()
 try:
     from . import _core
 except ImportError as _exc:  # pragma: no cover - only without a built extension
-    raise ImportError(
+    # The pure-Python parts (theodosian.sim) work without it; everything else raises this.
+    _core = None
+    _core_error = ImportError(
         "theodosian: the compiled extension theodosian._core is missing or failed to load "
         f"({_exc}). Install the package with `pip install .` from the repository root, or put a "
         "build's python/ folder (configured with -DTHEO_BUILD_PYTHON=ON) on PYTHONPATH."
-    ) from _exc
+    )
 
-from ._core import (
-    BootstrappingKeys,
-    Bootstrapper,
-    ChebyshevSeries,
-    Ciphertext,
-    Context,
-    Decryptor,
-    DiagonalMatrix,
-    Encoder,
-    Encryptor,
-    EvalMod,
-    EvalModParams,
-    EvaluationKeys,
-    Evaluator,
-    Helr,
-    HelrBatch,
-    HelrState,
-    GaloisKeys,
-    KeyGenerator,
-    LinearTransform,
-    Parameters,
-    Plaintext,
-    PolynomialEvaluator,
-    PublicKey,
-    RelinKey,
-    SecretKey,
-    chebyshev_fit,
-    chebyshev_max_error,
-    coeff_to_slot_matrices,
-    cuda_available,
-    helr_eta_schedule,
-    helr_reference_train,
-    least_squares_fit,
-    max_log2_pq_128,
-    plan_levels,
-    presets,
-    serialized_info,
-    sigmoid_least_squares,
-    slot_to_coeff_matrices,
-)
+    def __getattr__(name: str):
+        # the extension's names raise why it is missing; anything else (e.g. the submodule
+        # "sim", which `from theodosian import sim` looks up first) is an ordinary miss
+        if name in __all__:
+            raise _core_error
+        raise AttributeError(f"module 'theodosian' has no attribute {name!r}")
 
-__version__: str = str(getattr(_core, "__version__"))
+if _core is not None:
+    from ._core import (
+        BootstrappingKeys,
+        Bootstrapper,
+        ChebyshevSeries,
+        Ciphertext,
+        Context,
+        Decryptor,
+        DiagonalMatrix,
+        Encoder,
+        Encryptor,
+        EvalMod,
+        EvalModParams,
+        EvaluationKeys,
+        Evaluator,
+        Helr,
+        HelrBatch,
+        HelrState,
+        GaloisKeys,
+        KeyGenerator,
+        LinearTransform,
+        Parameters,
+        Plaintext,
+        PolynomialEvaluator,
+        PublicKey,
+        RelinKey,
+        SecretKey,
+        chebyshev_fit,
+        chebyshev_max_error,
+        coeff_to_slot_matrices,
+        cuda_available,
+        helr_eta_schedule,
+        helr_reference_train,
+        least_squares_fit,
+        max_log2_pq_128,
+        plan_levels,
+        presets,
+        serialized_info,
+        sigmoid_least_squares,
+        slot_to_coeff_matrices,
+    )
+
+    __version__: str = str(getattr(_core, "__version__"))
 
 __all__ = [
     "__version__",
@@ -181,21 +190,22 @@ __all__ = [
 
 # Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
 # pure-Python module theodosian.cnn.
-from ._core import (  # noqa: E402
-    CnnLinearLayer,
-    ResNetInference,
-    ResNetKeys,
-    ResNetModel,
-    TensorLayout,
-    conv2d_bias,
-    conv2d_matrix,
-    fc_output_slot,
-    linear_output_period,
-    pooled_fc_matrix,
-    shortcut_matrix,
-    spatial_sum,
-    spatial_sum_rotations,
-)
+if _core is not None:
+    from ._core import (
+        CnnLinearLayer,
+        ResNetInference,
+        ResNetKeys,
+        ResNetModel,
+        TensorLayout,
+        conv2d_bias,
+        conv2d_matrix,
+        fc_output_slot,
+        linear_output_period,
+        pooled_fc_matrix,
+        shortcut_matrix,
+        spatial_sum,
+        spatial_sum_rotations,
+    )
 
 __all__ += [
     "TensorLayout",

@@ -418,6 +418,17 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingK
   return out;
 }
 
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct, const BootstrappingKeys& keys,
+                                   double center) const {
+  if (!std::isfinite(center)) {
+    throw ParameterError("Bootstrapper::bootstrap: center is not finite");
+  }
+  if (center == 0) return bootstrap(ct, keys);
+  Ciphertext out = bootstrap(impl_->ev.add_const(ct, -center), keys);
+  impl_->ev.add_const_inplace(out, center);
+  return out;
+}
+
 std::string Bootstrapper::describe() const {
   const Impl& m = *impl_;
   const EvalModParams& e = m.mod->params();

@@ -7,7 +7,6 @@
 #include "theo/errors.h"
 #include "theo/math/fingerprint.h"
 #include "theo/math/security.h"
-#include "theo/ring/traffic.h"
 
 namespace theo {
 
@@ -77,8 +76,11 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
   for (const u64 p : params_.auxiliary_primes)
     ring_.primes.push_back(static_cast<u32>(p));
 
-  backend_ = make_backend(ring_, policy_.backend());
-  if (options_.traffic) backend_ = make_recording_backend(std::move(backend_), options_.traffic);
+  backend_ =
+      options_.make_backend ? options_.make_backend(ring_) : make_backend(ring_, policy_.backend());
+  if (options_.wrap_backend) backend_ = options_.wrap_backend(std::move(backend_));
+  if (!backend_)
+    throw ParameterError("ContextOptions: make_backend / wrap_backend gave no backend");
   backend_->set_bconv_refined(policy_.bconv_refined());  // before the tables' plans
   build_levels();
 }

@@ -467,4 +467,22 @@ ParameterSet load_preset(const std::string& name) {
   fail("unknown preset \"" + name + "\" (available: " + join(preset_names()) + ")");
 }
 
+ParameterSet with_log_degree(const ParameterSet& p, u32 log_degree) {
+  if (log_degree > p.log_degree) {
+    fail("with_log_degree: log_degree = " + std::to_string(log_degree) + " above the set's " +
+         std::to_string(p.log_degree) + " (its primes are NTT-friendly only up to 2N)");
+  }
+  ParameterSet r = p;
+  r.log_degree = log_degree;
+  // A dense secret keeps its density (h = N/2 stays N/2); a sparse one keeps its weight.
+  const u32 shift = p.log_degree - log_degree;
+  r.dense_hamming_weight = std::max<u32>(1, p.dense_hamming_weight >> shift);
+  r.sparse_hamming_weight = std::min(p.sparse_hamming_weight, r.dense_hamming_weight);
+  r.name = p.name.empty() ? "" : p.name + "@log_n" + std::to_string(log_degree);
+  r.comment = "INSECURE: " + (p.name.empty() ? std::string("a parameter set") : p.name) +
+              "'s primes and level structure on N = 2^" + std::to_string(log_degree);
+  validate(r);
+  return r;
+}
+
 }  // namespace theo

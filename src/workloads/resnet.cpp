@@ -393,6 +393,9 @@ struct ResNetInference::Impl {
   std::vector<Block> blocks;
   std::unique_ptr<CnnLinearLayer> fc;
   TensorLayout head_layout;
+  // Per plan step: the midpoint of the range the ciphertext entering it takes (u^2 of the last
+  // activation before it), subtracted before a bootstrapping there and added back after.
+  std::vector<double> boot_center;
 };
 
 ResNetInference::~ResNetInference() = default;
@@ -443,6 +446,20 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
   auto act_scale = [&](u32 a) {
     return 1.0 / (options.margin * (model.act_max_inputs.at(a) + std::abs(beta)));
   };
+  // A squared activation u^2 = (s (z + beta))^2 over |z| <= max input lies in [lo, hi] far from 0
+  // (beta = 16 for x + x^2/32): its midpoint goes out before bootstrapping (Bootstrapper::bootstrap
+  // with a center). Step k >= 1 starts from the square of activation 2 (k - 1); the input image
+  // (step 0) is bootstrapped as it is.
+  s.boot_center.assign(s.plan.steps.size(), 0.0);
+  for (std::size_t k = 1; options.center_bootstrapping && k < s.plan.steps.size(); ++k) {
+    const u32 a = static_cast<u32>(2 * (k - 1));
+    if (a >= model.act_max_inputs.size()) break;
+    const double m = model.act_max_inputs[a];
+    const double lo = act_scale(a) * (beta - m), hi = act_scale(a) * (beta + m);
+    const double sq_hi = std::max(lo * lo, hi * hi);
+    const double sq_lo = (lo <= 0 && hi >= 0) ? 0.0 : std::min(lo * lo, hi * hi);
+    s.boot_center[k] = (sq_lo + sq_hi) / 2;
+  }
   Encoder encoder(s.ctx);
   const LinearTransformOptions lt{0, options.min_keys, std::nullopt};
   std::set<int> rots;
@@ -613,7 +630,7 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
   auto refresh = [&](Ciphertext& ct, std::size_t step) {
     if (!s.plan.steps[step].bootstrap_before) return;
     const OpScope scope("Boot");
-    ct = s.boot->bootstrap(ct, keys);
+    ct = s.boot->bootstrap(ct, keys, s.boot_center[step]);
   };
   auto square = [&](const Ciphertext& u) {
     const OpScope scope("Activation");

@@ -1,4 +1,4 @@
-// Key-switching fusion (Optimizations::fusion, src/ckks/fusion.h) is bit-exact: every mechanism
+// Key-switching fusion (Optimizations::fusion) is bit-exact: every mechanism
 // that uses the fused transforms (ModUp, ModDown, rescale, ModDown + rescale, extend, ModRaise)
 // gives on the backend under test, with fusion and without, the words of a CPU Context without
 // fusion, same seeds. Built for the CPU and into test_cuda_fusion for the GPU
@@ -10,7 +10,7 @@
 #include "backend_test.h"
 #include "ckks/ckks_test_util.h"
 #include "theo/circuits/circuits.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo::test {
 namespace {
@@ -163,7 +163,7 @@ TEST_P(CkksFusion, SwitchChangesTheOpSequence) {
     o.backend = backend();
     o.allow_insecure = true;
     o.optimizations.fusion = fusion;
-    o.traffic = rec;
+    o.wrap_backend = record_traffic(rec);
     const ContextPtr ctx = Context::create(generated_params(12, 4), o);
     KeyGenerator kg(ctx, seed_of(3));
     const SecretKey sk = kg.create_secret_key();

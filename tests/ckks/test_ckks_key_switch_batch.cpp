@@ -10,7 +10,7 @@
 #include "ckks/key_switch_fixture.h"
 #include "theo/backend/factory.h"
 #include "theo/circuits/circuits.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo::test {
 namespace {
@@ -337,7 +337,7 @@ TEST(KeySwitchBatch, PipelinedKeySwitchCapturesAndRecords) {
   ContextOptions o;
   o.backend = BackendChoice::kCpu;
   o.allow_insecure = true;
-  o.traffic = std::make_shared<TrafficRecorder>();
+  o.wrap_backend = record_traffic(std::make_shared<TrafficRecorder>());
   const ContextPtr rctx = Context::create(p, o);
   EXPECT_EQ(rctx->backend().l2_bytes(), 0u);
   KeyGenerator kg(rctx, seed_of(42));

@@ -399,3 +399,22 @@ TEST(Params, PresetDirFromEnvironment) {
 }
 
 }  // namespace
+
+namespace theo {
+namespace {
+
+// with_log_degree: bootparam_40's primes and levels on N = 2^12, insecure and refused upward.
+TEST(Params, WithLogDegreeKeepsTheStructure) {
+  const ParameterSet p = load_preset("bootparam_40");
+  const ParameterSet s = with_log_degree(p, 12);
+  EXPECT_EQ(s.log_degree, 12u);
+  EXPECT_EQ(s.main_primes, p.main_primes);
+  EXPECT_EQ(s.terminal_primes, p.terminal_primes);
+  EXPECT_EQ(s.auxiliary_primes, p.auxiliary_primes);
+  EXPECT_NE(s.comment.find("INSECURE"), std::string::npos);
+  EXPECT_LE(s.dense_hamming_weight, 1u << 12);
+  EXPECT_THROW(with_log_degree(p, p.log_degree + 1), ParameterError);
+}
+
+}  // namespace
+}  // namespace theo

@@ -4,6 +4,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>  // setenv, unsetenv
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "ckks/ckks_test_util.h"
 #include "theo/plan/execution_policy.h"
 
@@ -158,6 +164,41 @@ TEST(ExecutionPolicy, ChangingTheEnvironmentAfterCreationHasNoEffect) {
   EXPECT_FALSE(later->capture([] {}).captured());
   ::setenv("THEO_BACKEND", "tpu", 1);
   EXPECT_THROW(Context::create(generated_params(12, 3), automatic), ParameterError);
+}
+
+// Every THEO_* variable the library, the apps, the bindings or the benchmarks name is in
+// docs/configuration.md's tables, and the library reads the environment in one file only.
+TEST(ExecutionPolicy, EveryKnobIsDocumentedAndReadInOnePlace) {
+  namespace fs = std::filesystem;
+  const fs::path root = THEO_SOURCE_DIR;
+  const auto read = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  const std::string doc = read(root / "docs/configuration.md");
+  ASSERT_FALSE(doc.empty());
+  const std::regex knob("\"(THEO_[A-Z0-9_]+)\"");
+  std::set<std::string> named;
+  for (const char* dir : {"src", "include", "apps", "bench", "python/src"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh"))
+        continue;
+      const std::string text = read(e.path());
+      for (std::sregex_iterator m(text.begin(), text.end(), knob), end; m != end; ++m)
+        named.insert((*m)[1].str());
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      const bool library = rel.rfind("src/", 0) == 0 || rel.rfind("include/", 0) == 0;
+      if (library && rel != "src/common/environment.cpp") {
+        EXPECT_EQ(text.find("getenv("), std::string::npos) << rel << " reads the environment";
+      }
+    }
+  }
+  EXPECT_GE(named.size(), std::size(kKnobs));
+  for (const std::string& name : named)
+    EXPECT_NE(doc.find("`" + name + "`"), std::string::npos) << name << " is not in the table";
 }
 
 }  // namespace

@@ -73,6 +73,13 @@ class Bootstrapper {
   // ct at any level (brought to level 0 first), slots() slots. Output at output_level() with
   // that level's default scale.
   Ciphertext bootstrap(const Ciphertext& ct, const BootstrappingKeys& keys) const;
+  // bootstrap(ct - center) + center. The slots' common part becomes the constant polynomial
+  // coefficient, and EvalMod's error grows with the cube of every coefficient (see
+  // BootstrapConfig::message_ratio_bits): slot values that cluster around a known value away from
+  // 0 (activations after squaring, probabilities, pixels) lose bits unless that value is taken out
+  // first. `center` is a real constant, added and subtracted exactly; pass the midpoint of the
+  // values' known range. ParameterError when it is not finite.
+  Ciphertext bootstrap(const Ciphertext& ct, const BootstrappingKeys& keys, double center) const;
 
   u32 input_level() const { return 0; }
   u32 output_level() const { return output_level_; }

@@ -21,8 +21,7 @@
 
 namespace theo {
 
-class TrafficRecorder;  // theo/ring/traffic.h
-class Graph;            // theo/ckks/graph.h
+class Graph;  // theo/ckks/graph.h
 
 // What a Context is asked for. Context::create turns the execution fields (backend, threads,
 // graphs, optimizations) and the THEO_* environment into its immutable ExecutionPolicy.
@@ -36,9 +35,12 @@ struct ContextOptions {
   // when the Context is made): the Graph calls the function again at each replay, op by op (the
   // ablation baseline).
   bool graphs = true;
-  // When set, every backend op is recorded (op, shape, modelled bytes and multiply-adds, scope)
-  // by wrapping the backend with make_recording_backend (theo/ring/traffic.h).
-  std::shared_ptr<TrafficRecorder> traffic;
+  // Hooks for tools that observe or replace the backend (the model layer: record_traffic and
+  // make_cost_only_backend, theo/model/). make_backend, when set, makes the backend instead of
+  // `backend` / `threads`; wrap_backend, when set, wraps the one made (e.g. a recorder of every
+  // op's modelled cost). Both run once, in Context::create.
+  std::function<std::unique_ptr<Backend>(const RingParams&)> make_backend;
+  std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> wrap_backend;
   // The memory-hierarchy optimizations, each switchable for the ablation (bit-exact either way).
   Optimizations optimizations;
   // The key-switching dataflow of each level: Dataflow::kAuto (default: the tuning table of this

@@ -66,4 +66,12 @@ void validate(const ParameterSet& p);
 std::vector<std::string> preset_names();
 ParameterSet load_preset(const std::string& name);
 
+// The same primes, level structure and scales on a smaller ring N = 2^log_degree (every prime that
+// is 1 mod 2N stays 1 mod 2N' for N' < N): a small-N stand-in with the numeric behaviour of a
+// production set (rational rescaling, level scales, bootstrapping's base modulus), for tests and
+// CPU reproductions. Insecure (Context refuses it without allow_insecure). The dense secret's
+// Hamming weight shrinks with N; the sparse one is kept. ParameterError when log_degree is
+// above the set's.
+ParameterSet with_log_degree(const ParameterSet& p, u32 log_degree);
+
 }  // namespace theo

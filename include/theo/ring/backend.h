@@ -42,7 +42,8 @@
 
 namespace theo {
 
-enum class BackendKind { kCpu, kCuda };
+// kCostOnly: a backend that computes nothing (model/'s make_cost_only_backend, for traces).
+enum class BackendKind { kCpu, kCuda, kCostOnly };
 
 // The ring a backend serves: degree N = 2^log_n and the table of all primes (PrimeId = index).
 struct RingParams {

@@ -84,6 +84,9 @@ struct ResNetOptions {
   // distinct BSGS step and weights over Q_l only, for GPUs whose memory does not hold the keys
   // and double-hoisted weights of ResNet-20 (about 50 GB of weights at N = 2^16).
   bool min_keys = false;
+  // Take the midpoint of each bootstrapped activation's range out before bootstrapping and put it
+  // back after (Bootstrapper::bootstrap with a center). Off only to measure what it buys.
+  bool center_bootstrapping = true;
 };
 
 // Counts of one inference.

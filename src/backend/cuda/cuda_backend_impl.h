@@ -1,7 +1,7 @@
 #pragma once
 // CudaBackend, the CUDA implementation of theo::Backend, shared by the files that implement it,
 // one op family each (the way backend/cpu/ is split):
-//   cuda_backend.cpp      construction, memory transfers, reports, the factory functions
+//   cuda_backend.cpp      construction, memory transfers, reports, finding a GPU
 //   cuda_tables.cpp       the ring's device tables (moduli, NTT twiddles)
 //   cuda_tuning.cpp       the kernel tunables and their clamping to the device
 //   cuda_streams.cpp      second stream (fork / join) and capture into CUDA Graphs

@@ -1,11 +1,11 @@
 #pragma once
-// The modelled cost of each Backend op (theo/ring/traffic.h; docs/traffic-model.md): words read
+// The modelled cost of each Backend op (theo/model/traffic.h; docs/traffic-model.md): words read
 // and written once, 4 bytes each, tables once per call, core modular multiply-adds. Pure shape
 // arithmetic: nothing is read from the operands.
 
 #include <span>
 
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo::traffic_model {
 

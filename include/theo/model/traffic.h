@@ -3,8 +3,8 @@
 // modular multiply-adds it must do, recorded per call and summed per scope and per op.
 //
 //   auto rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.profile = true});
-//   ContextOptions o;  o.traffic = rec;          // the Context wraps its backend
-//   { OpScope s("CoeffToSlot"); ... }       // scopes nest: "Boot/CoeffToSlot/ModUp"
+//   ContextOptions o;  o.wrap_backend = record_traffic(rec);  // the Context wraps its backend
+//   { OpScope s("CoeffToSlot"); ... }    // scopes nest: "Boot/CoeffToSlot/ModUp"
 //   rec->by_scope(), rec->by_op("Boot"), rec->total()
 //
 // Model (docs/traffic-model.md has the table per op): every input word is read once and every
@@ -17,6 +17,7 @@
 // Scopes are OpScopes (theo/ring/op_scope.h): an enabled recorder registers as their observer.
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,6 +93,10 @@ class TrafficRecorder {
   // (a relative path, e.g. the scope an op had inside a captured graph) when not empty.
   void record(std::string_view op, const TrafficCost& cost, double time_us,
               std::string_view scope_suffix = {});
+  // Adds a zero-cost marker record (the backend's "fork", "end_fork", "join": where the op stream
+  // splits into two concurrent streams and meets again) to records() in keep_records mode; the
+  // totals and tables do not count it. Scopes as in record().
+  void mark(std::string_view what, std::string_view scope_suffix = {});
   void clear();
 
   TrafficTotals total() const;
@@ -117,6 +122,7 @@ class TrafficRecorder {
 
 // A Backend that forwards every call to `inner` and records its modelled cost in `recorder`.
 // Throws ParameterError when either is null.
+// fork(), end_fork() and join() are recorded as markers (TrafficRecorder::mark).
 // Captured work (begin_capture / end_capture): the ops issued while capturing are not recorded
 // then (nothing runs); every replay() of the CapturedWork records them, each under the replay's
 // scope followed by the op's scope relative to the one begin_capture() was called in, with zero
@@ -127,5 +133,8 @@ std::unique_ptr<Backend> make_recording_backend(std::unique_ptr<Backend> inner,
 // The backend a recording backend wraps (through any number of layers); `be` itself otherwise.
 // For code that needs the concrete backend (e.g. the CUDA event timer).
 Backend& unwrap_recording_backend(Backend& be);
+// make_recording_backend with `recorder`, as a ContextOptions::wrap_backend hook.
+std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> record_traffic(
+    std::shared_ptr<TrafficRecorder> recorder);
 
 }  // namespace theo

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "theo/errors.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 #include "traffic_model.h"
 
 namespace theo {
@@ -18,6 +18,7 @@ struct CapturedOp {
   std::string scope;  // relative to the scope begin_capture() was called in
   const char* op = nullptr;
   TrafficCost cost;
+  bool marker = false;  // fork / end_fork / join: TrafficRecorder::mark at replay
 };
 
 // The relative path of `scope` below `base` ("" when equal; `scope` itself when not below).
@@ -53,8 +54,13 @@ class RecordingCapturedWork final : public CapturedWork {
     } else {
       inner_->replay();
     }
-    for (const CapturedOp& op : ops_)
-      rec_->record(op.op, op.cost, 0, op.scope);
+    for (const CapturedOp& op : ops_) {
+      if (op.marker) {
+        rec_->mark(op.op, op.scope);
+      } else {
+        rec_->record(op.op, op.cost, 0, op.scope);
+      }
+    }
     if (profile) rec_->record("graph_replay", TrafficCost{}, us);
   }
   std::size_t kernel_count() const override { return inner_->kernel_count(); }
@@ -345,10 +351,19 @@ class RecordingBackend final : public Backend {
   bool capturing() const override { return inner_->capturing(); }
 
   // ---- second stream and cache: forwarded (no traffic of their own) -------------------------
-  void fork() override { inner_->fork(); }
-  void end_fork() override { inner_->end_fork(); }
+  void fork() override {
+    inner_->fork();
+    mark("fork");
+  }
+  void end_fork() override {
+    inner_->end_fork();
+    mark("end_fork");
+  }
   bool forked() const override { return inner_->forked(); }
-  void join() override { inner_->join(); }
+  void join() override {
+    inner_->join();
+    mark("join");
+  }
   std::size_t l2_bytes() const override { return inner_->l2_bytes(); }
   void set_bconv_refined(bool on) override { inner_->set_bconv_refined(on); }
 
@@ -392,6 +407,16 @@ class RecordingBackend final : public Backend {
     rec_->record(name, c, us);
   }
 
+  // A stream marker (after the inner backend accepted the call), captured like an op.
+  void mark(const char* name) {
+    if (capturing_) {
+      captured_.push_back(
+          CapturedOp{relative_scope(current_op_scope(), capture_base_), name, TrafficCost{}, true});
+    } else if (rec_->enabled()) {
+      rec_->mark(name);
+    }
+  }
+
   std::unique_ptr<Backend> inner_;
   std::shared_ptr<TrafficRecorder> rec_;
   bool capturing_ = false;
@@ -413,6 +438,18 @@ Backend& unwrap_recording_backend(Backend& be) {
   while (auto* r = dynamic_cast<RecordingBackend*>(p))
     p = &r->inner();
   return *p;
+}
+
+}  // namespace theo
+
+namespace theo {
+
+std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> record_traffic(
+    std::shared_ptr<TrafficRecorder> recorder) {
+  if (!recorder) throw ParameterError("record_traffic: the recorder is null");
+  return [recorder = std::move(recorder)](std::unique_ptr<Backend> inner) {
+    return make_recording_backend(std::move(inner), recorder);
+  };
 }
 
 }  // namespace theo

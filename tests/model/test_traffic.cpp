@@ -1,11 +1,12 @@
-// The traffic model (theo/ring/traffic.h): the recording backend changes no word, counts the
+// The traffic model (theo/model/traffic.h): the recording backend changes no word, counts the
 // modelled bytes and multiply-adds of known shapes, scopes nest, and nothing happens when off.
 
 #include <thread>
 
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
+#include "theo/model/traffic_trace.h"
 #include "theo/theodosian.h"
 
 namespace theo::test {
@@ -212,6 +213,58 @@ TEST_F(TrafficTest, ScopesNestAndSum) {
   EXPECT_EQ(seen, "");
 }
 
+TEST_F(TrafficTest, ForksAreMarkersOutsideTheTotals) {
+  RnsPoly x = wrapped_->make_poly(Basis::range(0, 2));
+  rec_->clear();
+  {
+    const OpScope s("A");
+    wrapped_->fill_zero(x.ref());
+    wrapped_->fork();
+    wrapped_->fill_zero(x.ref());
+    wrapped_->end_fork();
+    wrapped_->fill_zero(x.ref());
+    wrapped_->join();
+  }
+  std::vector<std::string> ops;
+  for (const TrafficRecord& r : rec_->records()) {
+    ops.push_back(r.op);
+    EXPECT_EQ(r.scope, "A");
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"fill_zero", "fork", "fill_zero", "end_fork",
+                                           "fill_zero", "join"}));
+  EXPECT_EQ(rec_->total().calls, 3u);  // markers are not calls
+  EXPECT_EQ(rec_->by_op().count("fork"), 0u);
+}
+
+TEST_F(TrafficTest, TraceJsonListsEveryRecordInOrder) {
+  RnsPoly x = wrapped_->make_poly(Basis::range(0, 3));
+  rec_->clear();
+  {
+    const OpScope s("HMult");
+    wrapped_->fill_zero(x.ref());
+    wrapped_->fork();
+    wrapped_->join();
+  }
+  TraceInfo info;
+  info.workload = "test";
+  info.n = 1u << kLogN;
+  const std::string doc = trace_json(rec_->records(), info);
+  EXPECT_NE(doc.find("\"format\": \"theo-trace\", \"version\": 1"), std::string::npos);
+  EXPECT_NE(doc.find("\"log_n\":10"), std::string::npos);
+  const auto fill = doc.find("\"op\":\"fill_zero\"");
+  const auto fork = doc.find("\"op\":\"fork\"");
+  const auto join = doc.find("\"op\":\"join\"");
+  ASSERT_NE(fill, std::string::npos);
+  ASSERT_NE(fork, std::string::npos);
+  ASSERT_NE(join, std::string::npos);
+  EXPECT_LT(fill, fork);
+  EXPECT_LT(fork, join);
+  EXPECT_NE(doc.find("\"bytes_written\":" + std::to_string(3 * (1 << kLogN) * 4)),
+            std::string::npos);
+  info.n = 0;
+  EXPECT_THROW(trace_json(rec_->records(), info), ParameterError);
+}
+
 TEST_F(TrafficTest, NothingHappensWhenOff) {
   RnsPoly x = wrapped_->make_poly(Basis::range(0, 2));
   rec_->clear();
@@ -282,7 +335,7 @@ TEST(TrafficContext, KeySwitchStagesAreScoped) {
   o.backend = BackendChoice::kCpu;
   o.allow_insecure = true;
   o.threads = 2;
-  o.traffic = rec;
+  o.wrap_backend = record_traffic(rec);
   const auto ctx = Context::create(load_preset("test_n12"), o);
   KeyGenerator kg(ctx);
   const SecretKey sk = kg.create_secret_key();

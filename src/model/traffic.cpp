@@ -1,6 +1,6 @@
 // TrafficRecorder and TrafficTotals.
 
-#include "theo/ring/traffic.h"
+#include "theo/model/traffic.h"
 
 namespace theo {
 
@@ -82,6 +82,17 @@ void TrafficRecorder::record(std::string_view op, const TrafficCost& cost, doubl
   if (options_.keep_records)
     records_.push_back(TrafficRecord{key.first, key.second, cost, time_us});
   cells_[std::move(key)].add(cost, time_us);
+}
+
+void TrafficRecorder::mark(std::string_view what, std::string_view scope_suffix) {
+  if (!options_.keep_records) return;
+  std::string scope = current_op_scope();
+  if (!scope_suffix.empty()) {
+    if (!scope.empty()) scope += '/';
+    scope += scope_suffix;
+  }
+  std::lock_guard lock(mu_);
+  records_.push_back(TrafficRecord{std::move(scope), std::string(what), TrafficCost{}, 0});
 }
 
 void TrafficRecorder::clear() {

@@ -1,7 +1,7 @@
-// theo_bench --model: what a bootstrapping streams of its switching keys (the b and a halves
-// separately), of its linear-transform plaintexts, and how large the key set is, expanded and with
-// the a halves as seeds: the inputs of the compact-key and compact-plaintext predictions
-// (docs/performance-journal.md, issue 23).
+// What a bootstrapping streams of its switching keys (the b and a halves separately), of its
+// linear-transform plaintexts, and how large the key set is, expanded and with the a halves as
+// seeds: the inputs of the compact-key and compact-plaintext predictions
+// (docs/performance-journal.md).
 //
 // Read from the recorder's per-call records (docs/traffic-model.md has each op's bytes):
 //   key_mult             reads 3 d w words (digits, kb, ka):          keys 2 d w
@@ -18,9 +18,10 @@
 #include <map>
 #include <tuple>
 
-#include "model_bench.h"
+#include "theo/circuits/bootstrapper.h"
+#include "theo/model/report.h"
 
-namespace theo::bench {
+namespace theo {
 
 namespace {
 
@@ -74,7 +75,7 @@ KeyCall key_call(const TrafficRecord& r) {
 
 }  // namespace
 
-nlohmann::json key_stream_json(const TrafficRecorder& rec, double passes, const Ceilings& c) {
+nlohmann::json key_stream_json(const TrafficRecorder& rec, double passes, const GpuDescriptor& c) {
   std::map<std::string, KeyStream> by_phase;
   // (phase, limbs, digits) -> key applications, key bytes: where each digit count is used.
   std::map<std::tuple<std::string, u32, u32>, std::pair<double, double>> shapes;
@@ -101,7 +102,8 @@ nlohmann::json key_stream_json(const TrafficRecorder& rec, double passes, const 
   std::printf(
       "\n   switching keys and plaintexts streamed per bootstrapping (GB; DRAM ms at %.2f TB/s)\n"
       "   %-12s %8s %8s %8s %10s %10s %8s\n",
-      c.dram_tbps, "phase", "all GB", "key b", "key a", "plaintext", "a DRAM ms", "pt ms");
+      c.dram_copy_gbps / 1e3, "phase", "all GB", "key b", "key a", "plaintext", "a DRAM ms",
+      "pt ms");
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [phase, k] : by_phase) {
     const double all = k.all_bytes / passes, b = k.key_b_bytes / passes, a = k.key_a_bytes / passes,
@@ -160,4 +162,4 @@ nlohmann::json key_set_json(const BootstrappingKeys& keys) {
           {"a_halves_GiB", a_bytes / gib}};
 }
 
-}  // namespace theo::bench
+}  // namespace theo
