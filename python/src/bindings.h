@@ -291,6 +291,21 @@ inline WCiphertext run_ct(const SessionPtr& s, bool real, F&& f) {
   return WCiphertext{s, std::move(out), real};
 }
 
+// Ciphertext.serialize() (theo::serialize: to_bytes with the default options, no hints), written
+// into the bytes object without the GIL.
+inline nb::bytes serialize_ct(const WCiphertext& c) {
+  const theo::SaveOptions o;
+  const theo::u64 size = theo::serialized_size(*c.s->ctx, c.ct, o);
+  nb::object out = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
+  if (!out.is_valid()) throw nb::python_error();
+  {
+    nb::gil_scoped_release release;
+    theo::to_bytes(*c.s->ctx, c.ct,
+                   {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size}, o);
+  }
+  return nb::borrow<nb::bytes>(out);
+}
+
 template <typename F>
 inline void run_void(F&& f) {
   nb::gil_scoped_release release;
@@ -306,19 +321,13 @@ inline WCiphertext deep_copy(const WCiphertext& c) {
 
 // Ciphertext.serialize(): the binary form, made with the GIL released.
 inline nb::bytes serialize_ciphertext(const WCiphertext& c) {
-  std::vector<std::uint8_t> bytes;
-  {
-    nb::gil_scoped_release release;
-    bytes = theo::serialize(*c.s->ctx, c.ct);
-  }
-  return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return serialize_ct(c);
 }
-// Context.deserialize / Ciphertext.deserialize.
+// Context.deserialize / Ciphertext.deserialize: read in place from the bytes object.
 inline WCiphertext deserialize_ciphertext(const SessionPtr& s, nb::bytes data) {
-  std::vector<std::uint8_t> bytes(
-      reinterpret_cast<const std::uint8_t*>(data.c_str()),
-      reinterpret_cast<const std::uint8_t*>(data.c_str()) + data.size());
-  return run_ct(s, false, [&] { return theo::deserialize_ciphertext(s->ctx, bytes); });
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data.c_str()),
+                                            data.size());
+  return run_ct(s, false, [&] { return theo::load_ciphertext(s->ctx, bytes); });
 }
 
 inline bool is_scalar(nb::handle h) {

@@ -99,35 +99,6 @@ class ByteView {
   Py_buffer view_{};
 };
 
-class MemoryIn : public std::streambuf {
- public:
-  explicit MemoryIn(std::span<const std::uint8_t> bytes) {
-    char* p = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
-    setg(p, p, p + bytes.size());
-  }
-
- protected:
-  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
-    off_type base = dir == std::ios_base::cur   ? gptr() - eback()
-                    : dir == std::ios_base::end ? egptr() - eback()
-                                                : 0;
-    const off_type to = base + off;
-    if (to < 0 || to > egptr() - eback()) return pos_type(off_type(-1));
-    setg(eback(), eback() + to, egptr());
-    return pos_type(to);
-  }
-  pos_type seekpos(pos_type pos, std::ios_base::openmode mode) override {
-    return seekoff(off_type(pos), std::ios_base::beg, mode);
-  }
-};
-
-// Writes into a preallocated buffer of the exact size (a bytes object being built).
-class FixedOut : public std::streambuf {
- public:
-  FixedOut(char* data, std::size_t size) { setp(data, data + size); }
-  std::size_t written() const { return static_cast<std::size_t>(pptr() - pbase()); }
-};
-
 // A Python binary file object as a std::streambuf (1 MiB buffer). The C++ side runs without the
 // GIL; every call into the file takes it. A Python exception from the file is kept and re-raised
 // once the C++ call returns.
@@ -348,7 +319,11 @@ struct Traits<WSecretKey> {
   static void save(const WSecretKey& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, *w.k, out, o);
   }
-  static WSecretKey load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WSecretKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, *w.k, out, o);
+  }
+  template <typename In>
+  static WSecretKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<theo::SecretKey>(theo::load_secret_key(s->ctx, in, o))};
   }
 };
@@ -362,7 +337,11 @@ struct Traits<WPublicKey> {
   static void save(const WPublicKey& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, *w.k, out, o);
   }
-  static WPublicKey load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WPublicKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, *w.k, out, o);
+  }
+  template <typename In>
+  static WPublicKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<theo::PublicKey>(theo::load_public_key(s->ctx, in, o))};
   }
 };
@@ -376,7 +355,11 @@ struct Traits<WRelinKey> {
   static void save(const WRelinKey& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, *w.k, out, o);
   }
-  static WRelinKey load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WRelinKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, *w.k, out, o);
+  }
+  template <typename In>
+  static WRelinKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<theo::RelinKey>(theo::load_relin_key(s->ctx, in, o))};
   }
 };
@@ -390,7 +373,11 @@ struct Traits<WGaloisKeys> {
   static void save(const WGaloisKeys& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, *w.k, out, o);
   }
-  static WGaloisKeys load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WGaloisKeys& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, *w.k, out, o);
+  }
+  template <typename In>
+  static WGaloisKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<theo::GaloisKeys>(theo::load_galois_keys(s->ctx, in, o))};
   }
 };
@@ -404,7 +391,12 @@ struct Traits<WBootstrappingKeys> {
   static void save(const WBootstrappingKeys& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, *w.k, out, o);
   }
-  static WBootstrappingKeys load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WBootstrappingKeys& w, std::span<std::uint8_t> out,
+                    const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, theo::view_of(*w.k), out, o);
+  }
+  template <typename In>
+  static WBootstrappingKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<const theo::BootstrappingKeys>(
                    theo::load_bootstrapping_keys(s->ctx, in, o))};
   }
@@ -430,7 +422,11 @@ struct Traits<WEvaluationKeys> {
   static void save(const WEvaluationKeys& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, view_of(w), out, o);
   }
-  static WEvaluationKeys load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WEvaluationKeys& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, view_of(w), out, o);
+  }
+  template <typename In>
+  static WEvaluationKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
     theo::EvaluationKeys ek = theo::load_evaluation_keys(s->ctx, in, o);
     WEvaluationKeys w{s, nullptr, nullptr, nullptr};
     const bool has_boot = !ek.to_sparse.empty();
@@ -462,7 +458,11 @@ struct Traits<WPlaintext> {
   static void save(const WPlaintext& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, w.pt, out, o);
   }
-  static WPlaintext load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WPlaintext& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, w.pt, out, o);
+  }
+  template <typename In>
+  static WPlaintext load(const SessionPtr& s, In& in, const LoadOptions& o) {
     theo::ObjectInfo info;
     theo::Plaintext pt = theo::load_plaintext(s->ctx, in, o, &info);
     return {s, std::move(pt), info.real_slots};
@@ -478,7 +478,11 @@ struct Traits<WCiphertext> {
   static void save(const WCiphertext& w, std::ostream& out, const SaveOptions& o) {
     theo::save(*w.s->ctx, w.ct, out, o);
   }
-  static WCiphertext load(const SessionPtr& s, std::istream& in, const LoadOptions& o) {
+  static void write(const WCiphertext& w, std::span<std::uint8_t> out, const SaveOptions& o) {
+    theo::to_bytes(*w.s->ctx, w.ct, out, o);
+  }
+  template <typename In>
+  static WCiphertext load(const SessionPtr& s, In& in, const LoadOptions& o) {
     theo::ObjectInfo info;
     theo::Ciphertext ct = theo::load_ciphertext(s->ctx, in, o, &info);
     return {s, std::move(ct), info.real_slots};
@@ -509,14 +513,9 @@ nb::bytes to_bytes(const W& w, SaveOptions o, std::optional<bool> progress) {
   nb::object out = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
   if (!out.is_valid()) throw nb::python_error();
   {
+    // Written in place (the words are downloaded into the bytes object), without the GIL.
     nb::gil_scoped_release release;
-    FixedOut buf(PyBytes_AS_STRING(out.ptr()), size);
-    std::ostream os(&buf);
-    Traits<W>::save(w, os, o);
-    if (buf.written() != size) {
-      throw theo::Error("to_bytes: wrote " + std::to_string(buf.written()) + " bytes, expected " +
-                        std::to_string(size));
-    }
+    Traits<W>::write(w, {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size}, o);
   }
   return nb::borrow<nb::bytes>(out);
 }
@@ -528,9 +527,8 @@ W from_bytes(const SessionPtr& s, nb::handle data, LoadOptions o, std::optional<
   o.on_progress = bar.callback();
   o.require_end = true;
   nb::gil_scoped_release release;
-  MemoryIn buf(view.span());
-  std::istream in(&buf);
-  return Traits<W>::load(s, in, o);
+  std::span<const std::uint8_t> bytes = view.span();
+  return Traits<W>::load(s, bytes, o);
 }
 
 template <typename W>
@@ -952,6 +950,100 @@ void register_context(const SessionPtr& s) {
   if (slot.expired()) slot = s;
 }
 
+// ---- HostCiphertext -----------------------------------------------------------------------------
+
+struct WHostCiphertext {
+  SessionPtr s;
+  std::shared_ptr<const theo::HostCiphertext> h;
+};
+
+SaveOptions save_threads(unsigned threads) {
+  SaveOptions o;
+  o.threads = threads;
+  return o;
+}
+
+void bind_host_ciphertext(nb::module_& m) {
+  nb::class_<WHostCiphertext>(
+      m, "HostCiphertext",
+      "A ciphertext in host memory, as Ciphertext.to_bytes / from_bytes split at the device: "
+      "Ciphertext.to_host() and to_device() are the only steps that use the backend (the "
+      "copies); to_bytes() and HostCiphertext.from_bytes() (checksums, every check of "
+      "Ciphertext.from_bytes) run on the CPU without it and release the GIL, so a server holds "
+      "its device only for the copies and encodes on other threads. Page-locked memory on CUDA.")
+      .def_static(
+          "from_bytes",
+          [](const WContext& ctx, nb::handle data, std::optional<theo::u64> max_bytes,
+             unsigned threads) {
+            ByteView view(data);
+            LoadOptions o = load_options(max_bytes);
+            o.threads = threads;
+            std::shared_ptr<const theo::HostCiphertext> h;
+            {
+              nb::gil_scoped_release release;
+              h = std::make_shared<const theo::HostCiphertext>(
+                  theo::load_host_ciphertext(*ctx.s->ctx, view.span(), o));
+            }
+            return WHostCiphertext{ctx.s, std::move(h)};
+          },
+          "context"_a, "data"_a, nb::kw_only(), "max_bytes"_a = nb::none(), "threads"_a = 0u,
+          nb::sig("def from_bytes(context: Context, data: collections.abc.Buffer, *, "
+                  "max_bytes: int | None = None, threads: int = 0) -> HostCiphertext"),
+          "Reads and checks a serialized ciphertext (as Ciphertext.from_bytes, same errors) into "
+          "host memory. threads: for the checksums and word checks (0: every core).")
+      .def(
+          "to_bytes",
+          [](const WHostCiphertext& w, unsigned threads) {
+            const theo::Context& ctx = *w.s->ctx;
+            const theo::u64 size = theo::serialized_size(ctx, *w.h);
+            nb::object out =
+                nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
+            if (!out.is_valid()) throw nb::python_error();
+            {
+              nb::gil_scoped_release release;
+              theo::to_bytes(ctx, *w.h,
+                             {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size},
+                             save_threads(threads));
+            }
+            return nb::borrow<nb::bytes>(out);
+          },
+          nb::kw_only(), "threads"_a = 0u,
+          "The bytes Ciphertext.to_bytes() gives for the same ciphertext. threads: for the "
+          "checksums (0: every core).")
+      .def(
+          "to_device",
+          [](const WHostCiphertext& w) {
+            return run_ct(w.s, w.h->real_slots, [&] { return theo::upload(w.s->ctx, *w.h); });
+          },
+          "The Ciphertext on the Context's backend (uploads; a seeded c1 is expanded there).")
+      .def_prop_ro(
+          "context", [](const WHostCiphertext& w) { return WContext{w.s}; }, "Its Context.")
+      .def_prop_ro(
+          "level", [](const WHostCiphertext& w) { return w.h->level; }, "The level.")
+      .def_prop_ro(
+          "is_real", [](const WHostCiphertext& w) { return w.h->real_slots; },
+          "The slots are known to hold real values.")
+      .def_prop_ro(
+          "nbytes", [](const WHostCiphertext& w) { return theo::serialized_size(*w.s->ctx, *w.h); },
+          "The size of to_bytes().");
+  method<WCiphertext>(
+      "to_host",
+      [](const WCiphertext& c, bool compact) {
+        SaveOptions o;
+        o.compact = compact;
+        o.real_slots = c.real;
+        std::shared_ptr<const theo::HostCiphertext> h;
+        {
+          nb::gil_scoped_release release;
+          h = std::make_shared<const theo::HostCiphertext>(theo::download(*c.s->ctx, c.ct, o));
+        }
+        return WHostCiphertext{c.s, std::move(h)};
+      },
+      "compact"_a = true,
+      "Copies the words to host memory (a HostCiphertext; compact: c1 as its seed when the "
+      "ciphertext has one, as to_bytes).");
+}
+
 void bind_serialization(nb::module_& m) {
   register_message_translator();
   nb::module_::import_("atexit").attr("register")(
@@ -1078,6 +1170,7 @@ void bind_serialization(nb::module_& m) {
   bind_common<WBootstrappingKeys>(true);
   bind_common<WPlaintext>(true);
   bind_common<WCiphertext>(true);
+  bind_host_ciphertext(m);
 
   property<WPublicKey>(
       "is_compact", [](const WPublicKey& k) { return k.k->a_seed().has_value(); },

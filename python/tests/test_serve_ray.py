@@ -222,6 +222,15 @@ def test_async_api_and_batch_split(server, cluster) -> None:
     job = s.submit("multiply", cts)
     out = job.result(60)
     assert len(out) == 3 and job.stats["chunks"] >= 1
+    # Chunks of at most chunk_groups (4) operations pipeline on the workers; the results come
+    # back in order, here as checked host ciphertexts.
+    cts9 = _encrypt(k, cluster, 9)
+    job = s.submit("square", cts9)
+    hosts = job.result(60, host=True)
+    assert job.stats["chunks"] >= 3
+    assert all(isinstance(h, th.HostCiphertext) for h in hosts)
+    want9 = circuits.evaluate_in_process("square", k.context, k.session_keys(), cts9)
+    assert [h.to_bytes() for h in hosts] == [w.to_bytes() for w in want9]
     s.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -54,7 +55,28 @@ def test_wire_refuses_other_parameters_and_garbage(client: ClientKeys) -> None:
         wire.decode(client.context, b"\x01abc")
     good = wire.encode(_inputs(client, 1)[0])
     with pytest.raises(JobError, match="malformed"):
-        wire.decode(client.context, good[:200])
+        wire.decode(client.context, wire.Blob(good.data[:200]))
+    with pytest.raises(JobError, match="ciphertext 3: malformed"):
+        wire.decode_host_batch(client.context, [good, good, good, wire.Blob(good.data[:-1])])
+
+
+def test_wire_blob_travels_out_of_band_and_batches_keep_order(client: ClientKeys) -> None:
+    cts = _inputs(client, 5)
+    blobs = wire.encode_batch(cts)
+    assert [b.data for b in blobs] == [ct.to_bytes() for ct in cts]
+    # Protocol 5: the bytes leave the pickle as one buffer (Ray stores them without a copy).
+    buffers: list = []
+    data = pickle.dumps(blobs[0], protocol=5, buffer_callback=buffers.append)
+    assert len(buffers) == 1 and len(data) < 200
+    back = pickle.loads(data, buffers=buffers)
+    assert bytes(memoryview(back.data)) == blobs[0].data
+    assert pickle.loads(pickle.dumps(blobs[0], protocol=4)).data == blobs[0].data
+    # Host halves: the same bytes, then the same ciphertexts on the device.
+    hosts = wire.decode_host_batch(client.context, blobs)
+    assert [h.to_bytes() for h in hosts] == [b.data for b in blobs]
+    assert [c.to_bytes() for c in wire.decode_batch(client.context, blobs)] == \
+        [b.data for b in blobs]
+    assert [h.to_device().to_bytes() for h in hosts] == [b.data for b in blobs]
 
 
 def test_fingerprint_ignores_names_only() -> None:

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ckks/serial_pool.h"
 #include "theo/errors.h"
 
 namespace theo::detail::serial {
@@ -137,21 +138,108 @@ void Progress::advance(u64 bytes) {
   if (bar_) bar_->step(bytes);
 }
 
+// ---- tags --------------------------------------------------------------------------------------
+
+Tag section_tag(u32 version, const Tag& chain, u32 index, const std::uint8_t* section_header,
+                std::span<const std::uint8_t> body, std::uint8_t* copy_to, unsigned threads) {
+  Checksum sum(chain);
+  std::uint8_t idx[4];
+  store_u32(idx, index);
+  sum.update(idx, 4);
+  sum.update(section_header, kSectionHeaderBytes);
+  if (version == 1) {
+    sum.update(body.data(), body.size());
+    if (copy_to != nullptr && !body.empty()) std::memcpy(copy_to, body.data(), body.size());
+    return sum.final();
+  }
+  ensure_sodium();
+  const std::size_t pieces = (body.size() + kPieceBytes - 1) / kPieceBytes;
+  // Small sections (metadata, seeds): one piece, hashed here.
+  std::uint8_t one[kPieceDigestBytes];
+  std::vector<std::uint8_t> many(pieces > 1 ? pieces * kPieceDigestBytes : 0);
+  std::uint8_t* digests = pieces > 1 ? many.data() : one;
+  static const std::array<std::uint8_t, crypto_generichash_blake2b_SALTBYTES> salt{};
+  const auto piece = [&](std::size_t i) {
+    const std::size_t at = i * kPieceBytes;
+    const std::size_t len = std::min(kPieceBytes, body.size() - at);
+    if (copy_to != nullptr) std::memcpy(copy_to + at, body.data() + at, len);
+    crypto_generichash_blake2b_salt_personal(
+        digests + i * kPieceDigestBytes, kPieceDigestBytes, body.data() + at, len, nullptr, 0,
+        salt.data(), reinterpret_cast<const unsigned char*>(kPiecePersonal));
+  };
+  if (pieces == 1) {
+    piece(0);
+  } else {
+    parallel_for(pieces, threads, piece);
+  }
+  sum.update(digests, pieces * kPieceDigestBytes);
+  return sum.final();
+}
+
+Buffer staging_buffer(const Context& ctx, std::size_t words) {
+  return Buffer(ctx.backend().host_staging_allocator(), words);
+}
+
+void check_words(const Context& ctx, const Basis& basis, const u32* words, unsigned threads,
+                 const std::function<void(const std::string&)>& fail, const char* what) {
+  const u32 n = ctx.n();
+  std::vector<std::uint8_t> bad(basis.size, 0);
+  parallel_for(basis.size, threads, [&](std::size_t l) {
+    const u32 q = ctx.prime(basis[static_cast<u32>(l)]);
+    const u32* row = words + l * n;
+    // Branch-free, so that it vectorizes: a pass at memory speed, the position only on failure.
+    u32 any = 0;
+    for (u32 i = 0; i < n; ++i)
+      any |= static_cast<u32>(row[i] >= q);
+    bad[l] = static_cast<std::uint8_t>(any);
+  });
+  for (u32 l = 0; l < basis.size; ++l) {
+    if (!bad[l]) continue;
+    const u32 q = ctx.prime(basis[l]);
+    const u32* row = words + static_cast<std::size_t>(l) * n;
+    u32 i = 0;
+    while (row[i] < q)
+      ++i;
+    fail(std::string(what) + ": word " + std::to_string(i) + " of limb " + std::to_string(l) +
+         " is " + std::to_string(row[i]) + ", not below its prime " + std::to_string(q));
+  }
+}
+
 // ---- writer ------------------------------------------------------------------------------------
 
 Writer::Writer(std::ostream& out, ObjectType type, u32 flags, const Fingerprint& fingerprint,
-               u64 payload_bytes, u32 sections, Progress* progress)
+               u64 payload_bytes, u32 sections, Progress* progress, unsigned threads)
     : out_(&out),
       progress_(progress),
+      threads_(threads),
       declared_bytes_(payload_bytes),
       declared_sections_(sections) {
+  header(type, flags, fingerprint);
+}
+
+Writer::Writer(std::span<std::uint8_t> out, ObjectType type, u32 flags,
+               const Fingerprint& fingerprint, u64 payload_bytes, u32 sections, Progress* progress,
+               unsigned threads)
+    : mem_(out),
+      progress_(progress),
+      threads_(threads),
+      declared_bytes_(payload_bytes),
+      declared_sections_(sections) {
+  if (out.size() != kHeaderBytes + payload_bytes) {
+    throw Error("serialization: the output buffer holds " + size_string(out.size()) +
+                ", the object takes " + size_string(kHeaderBytes + payload_bytes));
+  }
+  header(type, flags, fingerprint);
+}
+
+void Writer::header(ObjectType type, u32 flags, const Fingerprint& fingerprint) {
   std::uint8_t h[kHeaderBytes] = {};
   std::memcpy(h, kMagic.data(), kMagic.size());
   store_u32(h + 8, kContainerVersion);
   store_u32(h + 12, static_cast<u32>(type));
   store_u32(h + 16, flags);
-  store_u32(h + 20, sections);
-  store_u64(h + 24, payload_bytes);
+  store_u32(h + 20, declared_sections_);
+  store_u64(h + 24, declared_bytes_);
   std::memcpy(h + 32, fingerprint.data(), fingerprint.size());
   header_sum_ = header_checksum(h);
   chain_ = header_sum_;
@@ -161,6 +249,14 @@ Writer::Writer(std::ostream& out, ObjectType type, u32 flags, const Fingerprint&
 }
 
 void Writer::put(const void* data, std::size_t bytes) {
+  if (out_ == nullptr) {
+    if (bytes > mem_.size() - pos_) {
+      throw Error("serialization: the object changed between measuring and writing it");
+    }
+    if (bytes > 0) std::memcpy(mem_.data() + pos_, data, bytes);
+    pos_ += bytes;
+    return;
+  }
   out_->write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
   if (!*out_) {
     throw Error("serialization: writing " + size_string(bytes) +
@@ -168,66 +264,90 @@ void Writer::put(const void* data, std::size_t bytes) {
   }
 }
 
-void Writer::begin(SectionKind kind, u64 body_bytes) {
+bool Writer::count(u64 body_bytes) {
   bytes_ += kSectionOverhead + body_bytes;
   ++sections_;
-  if (measuring()) return;
+  if (measuring()) return false;
   if (sections_ > declared_sections_ || bytes_ > declared_bytes_) {
     throw Error("serialization: the object changed between measuring and writing it");
   }
+  return true;
+}
+
+std::uint8_t* Writer::in_place(u64 bytes) {
+  if (out_ != nullptr || std::endian::native != std::endian::little) return nullptr;
+  if (kSectionOverhead + bytes > mem_.size() - pos_) {
+    throw Error("serialization: the object changed between measuring and writing it");
+  }
+  std::uint8_t* p = mem_.data() + pos_ + kSectionHeaderBytes;
+  return reinterpret_cast<std::uintptr_t>(p) % alignof(u32) == 0 ? p : nullptr;
+}
+
+void Writer::emit(SectionKind kind, std::span<const std::uint8_t> body, bool body_in_place) {
   std::uint8_t h[kSectionHeaderBytes] = {};
   store_u32(h, static_cast<u32>(kind));
-  store_u64(h + 8, body_bytes);
-  section_sum_.emplace(chain_);
-  std::uint8_t index[4];
-  store_u32(index, sections_ - 1);
-  section_sum_->update(index, 4);
-  section_sum_->update(h, sizeof h);
+  store_u64(h + 8, body.size());
+  // Into memory, the body is copied on the hashing threads.
+  std::uint8_t* copy_to = nullptr;
+  if (!body_in_place && out_ == nullptr) copy_to = mem_.data() + pos_ + kSectionHeaderBytes;
+  const Tag tag = section_tag(kContainerVersion, chain_, sections_ - 1, h, body, copy_to, threads_);
   put(h, sizeof h);
-  body_left_ = body_bytes;
-}
-
-void Writer::body(const void* data, std::size_t bytes) {
-  if (measuring()) return;
-  if (bytes > body_left_) throw Error("serialization: section body longer than declared");
-  section_sum_->update(data, bytes);
-  put(data, bytes);
-  body_left_ -= bytes;
-}
-
-void Writer::end() {
-  if (measuring()) return;
-  if (body_left_ != 0) throw Error("serialization: section body shorter than declared");
-  const auto tag = section_sum_->final();
+  if (out_ != nullptr) {
+    put(body.data(), body.size());
+  } else {
+    pos_ += body.size();  // in place, or copied above (bounds checked by in_place / count)
+  }
   put(tag.data(), tag.size());
   chain_ = tag;
-  section_sum_.reset();
+  if (progress_) progress_->advance(kSectionOverhead + body.size());
 }
 
 void Writer::section(SectionKind kind, std::span<const std::uint8_t> body_bytes) {
-  begin(kind, body_bytes.size());
-  body(body_bytes.data(), body_bytes.size());
-  end();
-  if (progress_ && !measuring()) progress_->advance(kSectionOverhead + body_bytes.size());
+  if (!count(body_bytes.size())) return;
+  if (out_ == nullptr && kSectionOverhead + body_bytes.size() > mem_.size() - pos_) {
+    throw Error("serialization: the object changed between measuring and writing it");
+  }
+  emit(kind, body_bytes, false);
 }
 
 void Writer::poly(const Context& ctx, const RnsPoly& poly) {
   const u64 bytes = static_cast<u64>(poly.words()) * 4;
-  begin(SectionKind::kPoly, bytes);
-  if (!measuring()) {
-    std::vector<u32> words(poly.words());
-    ctx.backend().download(poly.cref(), words.data());
-    if constexpr (std::endian::native == std::endian::little) {
-      body(words.data(), bytes);
-    } else {
-      std::vector<std::uint8_t> le(bytes);
-      for (std::size_t i = 0; i < words.size(); ++i)
-        store_u32(le.data() + 4 * i, words[i]);
-      body(le.data(), le.size());
+  if (!count(bytes)) return;
+  if (std::uint8_t* dst = in_place(bytes)) {
+    ctx.backend().download(poly.cref(), reinterpret_cast<u32*>(dst));
+    emit(SectionKind::kPoly, {dst, static_cast<std::size_t>(bytes)}, true);
+    return;
+  }
+  Buffer host = staging_buffer(ctx, poly.words());
+  ctx.backend().download(poly.cref(), host.data());
+  if constexpr (std::endian::native != std::endian::little) {
+    for (std::size_t i = 0; i < host.words(); ++i) {
+      std::uint8_t le[4];
+      store_u32(le, host.data()[i]);
+      std::memcpy(host.data() + i, le, 4);
     }
   }
-  end();
-  if (progress_ && !measuring()) progress_->advance(kSectionOverhead + bytes);
+  emit(SectionKind::kPoly,
+       {reinterpret_cast<const std::uint8_t*>(host.data()), static_cast<std::size_t>(bytes)},
+       false);
+}
+
+void Writer::words(std::span<const u32> words) {
+  const u64 bytes = static_cast<u64>(words.size()) * 4;
+  if (!count(bytes)) return;
+  if constexpr (std::endian::native == std::endian::little) {
+    if (out_ == nullptr && kSectionOverhead + bytes > mem_.size() - pos_) {
+      throw Error("serialization: the object changed between measuring and writing it");
+    }
+    emit(SectionKind::kPoly,
+         {reinterpret_cast<const std::uint8_t*>(words.data()), static_cast<std::size_t>(bytes)},
+         false);
+  } else {
+    std::vector<std::uint8_t> le(bytes);
+    for (std::size_t i = 0; i < words.size(); ++i)
+      store_u32(le.data() + 4 * i, words[i]);
+    emit(SectionKind::kPoly, le, false);
+  }
 }
 
 void Writer::seed(const UniformSeed& seed) {
@@ -242,6 +362,12 @@ void Writer::finish() {
   if (sections_ != declared_sections_ || bytes_ != declared_bytes_) {
     throw Error("serialization: the object changed between measuring and writing it");
   }
+  if (out_ == nullptr) {
+    if (pos_ != mem_.size()) {
+      throw Error("serialization: the object changed between measuring and writing it");
+    }
+    return;
+  }
   out_->flush();
   if (!*out_) throw Error("serialization: flushing the output stream failed");
 }
@@ -249,7 +375,10 @@ void Writer::finish() {
 // ---- reader ------------------------------------------------------------------------------------
 
 Reader::Reader(std::istream& in, const LoadOptions& options, std::string who)
-    : in_(in), options_(options), who_(std::move(who)) {}
+    : in_(in),
+      span_(dynamic_cast<SpanStreamBuf*>(in.rdbuf())),
+      options_(options),
+      who_(std::move(who)) {}
 
 void Reader::fail(const std::string& msg) const {
   throw ParameterError(who_ + ": " + msg);
@@ -265,6 +394,7 @@ void Reader::read_exact(void* dst, std::size_t bytes, const char* what) {
 }
 
 std::optional<u64> Reader::stream_bytes_left() {
+  if (span_ != nullptr) return span_->rest().size();
   const auto here = in_.tellg();
   if (here == std::istream::pos_type(-1)) {
     in_.clear();
@@ -316,10 +446,11 @@ const Header& Reader::read_header(std::optional<ObjectType> expected) {
   header_.sections = load_u32(h + 20);
   header_.payload_bytes = load_u64(h + 24);
   std::memcpy(header_.fingerprint.data(), h + 32, header_.fingerprint.size());
-  if (header_.version != kContainerVersion) {
+  if (header_.version < kOldestContainerVersion || header_.version > kContainerVersion) {
     fail("container version " + std::to_string(header_.version) +
-         " is not supported by this build (it reads version " + std::to_string(kContainerVersion) +
-         "); a newer theodosian wrote it");
+         " is not supported by this build (it reads versions " +
+         std::to_string(kOldestContainerVersion) + " to " + std::to_string(kContainerVersion) +
+         ")" + (header_.version > kContainerVersion ? "; a newer theodosian wrote it" : ""));
   }
   if (type < static_cast<u32>(ObjectType::kParameters) ||
       type > static_cast<u32>(ObjectType::kCiphertext)) {
@@ -380,8 +511,8 @@ void Reader::expect(SectionKind kind, u64 body_bytes, const char* what) {
          ") does not fit in the payload size the header declares (" +
          size_string(header_.payload_bytes) + ")");
   }
-  std::uint8_t h[kSectionHeaderBytes];
-  read_exact(h, sizeof h, "section header");
+  std::uint8_t* h = section_header_;
+  read_exact(h, kSectionHeaderBytes, "section header");
   const u32 got_kind = load_u32(h);
   const u32 reserved = load_u32(h + 4);
   const u64 got_bytes = load_u64(h + 8);
@@ -395,43 +526,43 @@ void Reader::expect(SectionKind kind, u64 body_bytes, const char* what) {
     fail(at + " declares " + size_string(got_bytes) + "; this Context needs exactly " +
          size_string(body_bytes));
   }
-  section_sum_.emplace(chain_);
-  std::uint8_t index[4];
-  store_u32(index, index_);
-  section_sum_->update(index, 4);
-  section_sum_->update(h, sizeof h);
-  body_left_ = body_bytes;
   section_bytes_ = body_bytes;
   in_section_ = true;
   consumed_ += kSectionHeaderBytes;
 }
 
-void Reader::body(void* dst, std::size_t bytes) {
-  if (!in_section_ || bytes > body_left_) fail("internal: read past the section body");
-  auto* p = static_cast<std::uint8_t*>(dst);
-  std::size_t left = bytes;
-  while (left > 0) {
-    const std::size_t n = std::min(left, kChunkBytes);
-    read_exact(p, n, "section body");
-    section_sum_->update(p, n);
-    p += n;
-    left -= n;
+void Reader::body(std::uint8_t* dst, std::size_t bytes) {
+  if (!in_section_ || bytes != section_bytes_) fail("internal: section body size");
+  std::span<const std::uint8_t> body;
+  std::uint8_t* copy_to = nullptr;
+  if (span_ != nullptr) {
+    // Hashed where it lies and copied to dst on the same threads.
+    const auto rest = span_->rest();
+    if (rest.size() < bytes) {
+      fail("data truncated: the section body needs " + size_string(bytes) +
+           " more, the input ends after " + std::to_string(rest.size()));
+    }
+    body = rest.first(bytes);
+    copy_to = dst;
+  } else {
+    read_exact(dst, bytes, "section body");
+    body = {dst, bytes};
   }
-  body_left_ -= bytes;
-  consumed_ += bytes;
-}
-
-void Reader::end() {
-  if (!in_section_ || body_left_ != 0) fail("internal: section body not fully read");
-  std::array<std::uint8_t, kTagBytes> tag{};
+  const unsigned threads = options_.threads;
+  Tag want{};
+  if (options_.verify_integrity) {
+    want = section_tag(header_.version, chain_, index_, section_header_, body, copy_to, threads);
+  } else if (copy_to != nullptr && bytes > 0) {
+    std::memcpy(copy_to, body.data(), bytes);
+  }
+  if (span_ != nullptr) span_->advance(bytes);
+  Tag tag{};
   read_exact(tag.data(), tag.size(), "section checksum");
-  const auto want = section_sum_->final();
-  section_sum_.reset();
   chain_ = tag;
   if (options_.verify_integrity && tag != want) {
     fail("checksum mismatch in section " + std::to_string(index_) + ": the data is corrupted");
   }
-  consumed_ += kTagBytes;
+  consumed_ += bytes + kTagBytes;
   in_section_ = false;
   if (progress_) progress_->advance(kSectionOverhead + section_bytes_);
   ++index_;
@@ -442,34 +573,24 @@ std::vector<std::uint8_t> Reader::small_section(SectionKind kind, u64 body_bytes
   expect(kind, body_bytes, what);
   std::vector<std::uint8_t> out(body_bytes);
   body(out.data(), out.size());
-  end();
   return out;
 }
 
-RnsPoly Reader::poly(const Context& ctx, const Basis& basis, const char* what) {
-  const u32 n = ctx.n();
-  const u64 words = static_cast<u64>(basis.size) * n;
+void Reader::poly_words(const Context& ctx, const Basis& basis, u32* dst, const char* what) {
+  const u64 words = static_cast<u64>(basis.size) * ctx.n();
   expect(SectionKind::kPoly, words * 4, what);
-  std::vector<u32> host(words);
-  if constexpr (std::endian::native == std::endian::little) {
-    body(host.data(), words * 4);
-  } else {
-    std::vector<std::uint8_t> le(words * 4);
-    body(le.data(), le.size());
-    for (std::size_t i = 0; i < host.size(); ++i)
-      host[i] = load_u32(le.data() + 4 * i);
+  body(reinterpret_cast<std::uint8_t*>(dst), words * 4);
+  if constexpr (std::endian::native != std::endian::little) {
+    for (std::size_t i = 0; i < words; ++i)
+      dst[i] = load_u32(reinterpret_cast<const std::uint8_t*>(dst + i));
   }
-  end();
-  for (u32 l = 0; l < basis.size; ++l) {
-    const u32 q = ctx.prime(basis[l]);
-    const u32* row = host.data() + static_cast<std::size_t>(l) * n;
-    for (u32 i = 0; i < n; ++i) {
-      if (row[i] >= q) {
-        fail(std::string(what) + ": word " + std::to_string(i) + " of limb " + std::to_string(l) +
-             " is " + std::to_string(row[i]) + ", not below its prime " + std::to_string(q));
-      }
-    }
-  }
+  check_words(
+      ctx, basis, dst, options_.threads, [this](const std::string& m) { fail(m); }, what);
+}
+
+RnsPoly Reader::poly(const Context& ctx, const Basis& basis, const char* what) {
+  Buffer host = staging_buffer(ctx, static_cast<std::size_t>(basis.size) * ctx.n());
+  poly_words(ctx, basis, host.data(), what);
   Backend& be = ctx.backend();
   RnsPoly poly = be.make_poly(basis);
   be.upload(host.data(), poly.ref());
@@ -557,6 +678,15 @@ SpanStreamBuf::SpanStreamBuf(std::span<const std::uint8_t> bytes) {
   // std::streambuf's get area is char*; it is only read through.
   char* p = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
   setg(p, p, p + bytes.size());
+}
+
+std::span<const std::uint8_t> SpanStreamBuf::rest() const {
+  return {reinterpret_cast<const std::uint8_t*>(gptr()),
+          static_cast<std::size_t>(egptr() - gptr())};
+}
+
+void SpanStreamBuf::advance(std::size_t bytes) {
+  setg(eback(), gptr() + static_cast<std::ptrdiff_t>(std::min(bytes, rest().size())), egptr());
 }
 
 SpanStreamBuf::pos_type SpanStreamBuf::seekoff(off_type off, std::ios_base::seekdir dir,

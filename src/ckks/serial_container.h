@@ -2,20 +2,25 @@
 // The container every serialized object uses (docs/serialization.md has the byte layout): an
 // 80-byte header (magic, container version, object type, flags, parameter fingerprint, payload
 // size, section count, BLAKE2b-128 of the header) followed by sections. A section is a 16-byte
-// section header (kind, reserved, body size), the body, and a BLAKE2b-128 tag over (section index,
-// section header, body) keyed by the previous section's tag (the first section's by the header
-// checksum): the tags chain, so a section moved, dropped or taken from another object breaks the
-// chain. Every section is verified before its body is used, so a stream of many gigabytes is read
-// and checked one section at a time, and a reader may skip whole sections (Galois keys it was not
-// asked for) without reading their bodies: it reads only their tags, to continue the chain.
+// section header (kind, reserved, body size), the body, and a 16-byte tag keyed by the previous
+// section's tag (the first section's by the header checksum): the tags chain, so a section moved,
+// dropped or taken from another object breaks the chain. Version 2's tag is BLAKE2b-128 over
+// (section index, section header, the BLAKE2b-256 digests of the body's 256 KiB pieces): the pieces
+// are hashed in parallel (serial_pool.h); version 1's tag hashed the body itself, in one stream
+// (still read). Every section is verified before its body is used, so a stream of many gigabytes
+// is read and checked one section at a time, and a reader may skip whole sections (Galois keys it
+// was not asked for) without reading their bodies: it reads only their tags, to continue the chain.
 //
 // Writer and Reader know nothing about the objects: serialization.cpp lays the objects out in
-// sections with them.
+// sections with them. Both work on streams and, faster, on memory: a Writer over a span writes the
+// downloaded words in place, and a Reader over a SpanStreamBuf hashes and checks the words where
+// they lie, copying them once, into the staging memory they are uploaded from.
 
 #include <sodium.h>
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <optional>
 #include <ostream>
@@ -31,7 +36,14 @@
 namespace theo::detail::serial {
 
 inline constexpr std::array<std::uint8_t, 8> kMagic = {0x89, 'T', 'H', 'E', 'O', '\r', '\n', 0x1a};
-inline constexpr u32 kContainerVersion = 1;
+// Written: 2. Read: 1 and 2.
+inline constexpr u32 kContainerVersion = 2;
+inline constexpr u32 kOldestContainerVersion = 1;
+// Version 2: section bodies are hashed in pieces of this many bytes (the last one shorter), each
+// to a BLAKE2b-256 digest personalized with kPiecePersonal.
+inline constexpr std::size_t kPieceBytes = std::size_t{1} << 18;
+inline constexpr std::size_t kPieceDigestBytes = 32;
+inline constexpr char kPiecePersonal[17] = "theodosian piece";
 inline constexpr std::size_t kHeaderFieldBytes = 64;
 inline constexpr std::size_t kChecksumBytes = 16;
 inline constexpr std::size_t kHeaderBytes = kHeaderFieldBytes + kChecksumBytes;
@@ -89,6 +101,22 @@ class Checksum {
   crypto_generichash_state state_;
 };
 
+using Tag = std::array<std::uint8_t, kTagBytes>;
+
+// The tag of section `index` under container `version`, keyed by `chain`: `section_header` is its
+// 16 bytes, `body` the body. Version 2 hashes the pieces on up to `threads` threads (0: all) and,
+// when `copy_to` is set, copies the body there on the way (the copy is split the same way).
+Tag section_tag(u32 version, const Tag& chain, u32 index, const std::uint8_t* section_header,
+                std::span<const std::uint8_t> body, std::uint8_t* copy_to, unsigned threads);
+
+// Host memory from the backend's staging allocator (page-locked on CUDA), not initialized.
+Buffer staging_buffer(const Context& ctx, std::size_t words);
+
+// Every word of the `limbs` x N words at `words` below its prime (`basis` names them);
+// ParameterError through `fail` naming the first word that is not. Limbs are checked in parallel.
+void check_words(const Context& ctx, const Basis& basis, const u32* words, unsigned threads,
+                 const std::function<void(const std::string&)>& fail, const char* what);
+
 // Reports bytes done through SaveOptions / LoadOptions: the callback when set, else the stderr
 // bar when asked for.
 class Progress {
@@ -104,42 +132,54 @@ class Progress {
 };
 
 // Lays sections out twice: measure() counts the sections and bytes without reading any data
-// (so that the header, written first, can carry the payload size), then write() emits them.
+// (so that the header, written first, can carry the payload size), then write() emits them, to a
+// stream or into a span of exactly the measured size.
 class Writer {
  public:
   // A measuring writer.
   Writer() = default;
   // A writer that emits to `out`; `payload_bytes` and `sections` come from a measuring pass.
   Writer(std::ostream& out, ObjectType type, u32 flags, const Fingerprint& fingerprint,
-         u64 payload_bytes, u32 sections, Progress* progress);
+         u64 payload_bytes, u32 sections, Progress* progress, unsigned threads);
+  // A writer that emits into `out` (header + payload bytes long).
+  Writer(std::span<std::uint8_t> out, ObjectType type, u32 flags, const Fingerprint& fingerprint,
+         u64 payload_bytes, u32 sections, Progress* progress, unsigned threads);
 
-  bool measuring() const { return out_ == nullptr; }
+  bool measuring() const { return out_ == nullptr && mem_.data() == nullptr; }
   u64 payload_bytes() const { return bytes_; }
   u32 sections() const { return sections_; }
 
   void section(SectionKind kind, std::span<const std::uint8_t> body);
   // A kPoly section with the words of `poly` (downloaded from the backend while writing).
   void poly(const Context& ctx, const RnsPoly& poly);
+  // A kPoly section with words already in host memory.
+  void words(std::span<const u32> words);
   void seed(const UniformSeed& seed);
   // Checks that exactly the measured sections were written, and flushes.
   void finish();
 
  private:
-  void begin(SectionKind kind, u64 body_bytes);
-  void body(const void* data, std::size_t bytes);
-  void end();
+  void header(ObjectType type, u32 flags, const Fingerprint& fingerprint);
+  // Counts a section; false when measuring.
+  bool count(u64 body_bytes);
+  // Where a body of `bytes` goes when it can be written in place (memory, aligned for u32 words),
+  // else null.
+  std::uint8_t* in_place(u64 bytes);
+  // Header, body (copied unless `body` is already in place), tag.
+  void emit(SectionKind kind, std::span<const std::uint8_t> body, bool body_in_place);
   void put(const void* data, std::size_t bytes);
 
   std::ostream* out_ = nullptr;
+  std::span<std::uint8_t> mem_;
+  std::size_t pos_ = 0;
   Progress* progress_ = nullptr;
-  std::array<std::uint8_t, kChecksumBytes> header_sum_{};
-  std::array<std::uint8_t, kChecksumBytes> chain_{};  // key of the next section's tag
+  unsigned threads_ = 0;
+  Tag header_sum_{};
+  Tag chain_{};  // key of the next section's tag
   u64 declared_bytes_ = 0;
   u32 declared_sections_ = 0;
   u64 bytes_ = 0;
   u32 sections_ = 0;
-  std::optional<Checksum> section_sum_;
-  u64 body_left_ = 0;
 };
 
 struct Header {
@@ -152,7 +192,8 @@ struct Header {
 };
 
 // Reads and checks one object. Every error is a ParameterError (ContextError for a fingerprint
-// that differs from the Context's) whose message starts with `who`.
+// that differs from the Context's) whose message starts with `who`. Over a SpanStreamBuf, bodies
+// are hashed where they lie instead of being read into memory first.
 class Reader {
  public:
   Reader(std::istream& in, const LoadOptions& options, std::string who);
@@ -167,15 +208,12 @@ class Reader {
   u32 sections_left() const { return header_.sections - index_; }
   u64 payload_left() const { return header_.payload_bytes - consumed_; }
 
-  // Reads the next section's header: its kind must be `kind` and its body `body_bytes` long.
-  void expect(SectionKind kind, u64 body_bytes, const char* what);
-  // Body of the current section (in pieces, in order), then the tag check.
-  void body(void* dst, std::size_t bytes);
-  void end();
   // Whole small sections.
   std::vector<std::uint8_t> small_section(SectionKind kind, u64 body_bytes, const char* what);
-  // A kPoly section over `basis`: words checked below their primes, then uploaded.
+  // A kPoly section over `basis`: checked (tag, every word below its prime), then uploaded.
   RnsPoly poly(const Context& ctx, const Basis& basis, const char* what);
+  // A kPoly section over `basis` into host memory at `dst` (limbs x N words), checked.
+  void poly_words(const Context& ctx, const Basis& basis, u32* dst, const char* what);
   UniformSeed seed(const char* what);
   // Skips the next section without reading its body when the stream can seek.
   void skip(const char* what);
@@ -185,29 +223,37 @@ class Reader {
   [[noreturn]] void fail(const std::string& msg) const;
 
  private:
+  // Reads the next section's header: its kind must be `kind` and its body `body_bytes` long.
+  void expect(SectionKind kind, u64 body_bytes, const char* what);
+  // The body of the section `expect` opened, verified against its tag; copied to `dst` (which
+  // must hold the body). The section is done afterwards.
+  void body(std::uint8_t* dst, std::size_t bytes);
   void read_exact(void* dst, std::size_t bytes, const char* what);
   // Bytes left in the stream from the current position, when it can tell.
   std::optional<u64> stream_bytes_left();
 
   std::istream& in_;
+  class SpanStreamBuf* span_ = nullptr;  // the stream's buffer, when it is one
   const LoadOptions& options_;
   std::string who_;
   Header header_;
-  std::array<std::uint8_t, kChecksumBytes> header_sum_{};
-  std::array<std::uint8_t, kChecksumBytes> chain_{};  // key of the next section's tag
+  Tag header_sum_{};
+  Tag chain_{};  // key of the next section's tag
   u32 index_ = 0;
   u64 consumed_ = 0;
-  u64 body_left_ = 0;
   u64 section_bytes_ = 0;
+  std::uint8_t section_header_[kSectionHeaderBytes] = {};
   bool in_section_ = false;
-  std::optional<Checksum> section_sum_;
   std::optional<Progress> progress_;
 };
 
-// Read-only std::streambuf over a byte span (seekable), and one that appends to a vector.
+// Read-only std::streambuf over a byte span (seekable); Reader reads large bodies from it in place.
 class SpanStreamBuf : public std::streambuf {
  public:
   explicit SpanStreamBuf(std::span<const std::uint8_t> bytes);
+  // The bytes from the current position on, and a step over some of them.
+  std::span<const std::uint8_t> rest() const;
+  void advance(std::size_t bytes);
 
  protected:
   pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override;

@@ -133,7 +133,22 @@ void write(std::ostream& out, const SaveOptions& options, const Layout& layout) 
                      options.on_progress);
   }
   Writer w(out, layout.type, seeded ? kFlagSeeded : 0u, layout.fingerprint, m.payload_bytes(),
-           m.sections(), progress ? &*progress : nullptr);
+           m.sections(), progress ? &*progress : nullptr, options.threads);
+  layout.emit(w, seeded);
+  w.finish();
+}
+
+void write(std::span<std::uint8_t> out, const SaveOptions& options, const Layout& layout) {
+  Writer m;
+  bool seeded = false;
+  layout.emit(m, seeded);
+  std::optional<Progress> progress;
+  if (options.progress || options.on_progress) {
+    progress.emplace(layout.label, kHeaderBytes + m.payload_bytes(), options.progress,
+                     options.on_progress);
+  }
+  Writer w(out, layout.type, seeded ? kFlagSeeded : 0u, layout.fingerprint, m.payload_bytes(),
+           m.sections(), progress ? &*progress : nullptr, options.threads);
   layout.emit(w, seeded);
   w.finish();
 }
@@ -847,52 +862,81 @@ Layout layout(const Context& ctx, const Ciphertext& ct, const SaveOptions& optio
 
 }  // namespace
 
-Ciphertext load_ciphertext(const ContextPtr& ctx_ptr, std::istream& in, const LoadOptions& options,
-                           ObjectInfo* info) {
-  const Context& ctx = *require_context(ctx_ptr, "load_ciphertext");
-  Reader r(in, options, "load_ciphertext");
+namespace {
+
+// What a ciphertext's metadata says, checked.
+struct CiphertextMeta {
+  u32 level = 0;
+  u32 slots = 0;
+  u32 size = 0;
+  bool seeded = false;
+  u32 hints = 0;
+  long double scale = 0;
+};
+
+CiphertextMeta read_ciphertext_meta(Reader& r, const Context& ctx) {
   r.read_header(ObjectType::kCiphertext);
   r.require_fingerprint(ctx);
   const auto meta = r.small_section(SectionKind::kMeta, kCiphertextMetaBytes, "metadata");
   FieldReader f(meta);
-  const u32 level = f.u32_le();
-  const u32 slots = f.u32_le();
-  const u32 size = f.u32_le();
+  CiphertextMeta m;
+  m.level = f.u32_le();
+  m.slots = f.u32_le();
+  m.size = f.u32_le();
   const u32 form = f.u32_le();
-  const u32 hints = f.u32_le();
+  m.hints = f.u32_le();
   const u32 reserved = f.u32_le();
   const double hi = f.f64();
   const double lo = f.f64();
-  check_level(r, ctx, level);
-  check_slots(r, ctx, slots);
-  check_hints(r, hints);
+  check_level(r, ctx, m.level);
+  check_slots(r, ctx, m.slots);
+  check_hints(r, m.hints);
   if (reserved != 0) r.fail("reserved metadata field is not 0");
-  if (size != 2 && size != 3) {
-    r.fail("ciphertext size " + std::to_string(size) + " is not 2 or 3 polynomials");
+  if (m.size != 2 && m.size != 3) {
+    r.fail("ciphertext size " + std::to_string(m.size) + " is not 2 or 3 polynomials");
   }
   if (form > static_cast<u32>(AForm::kSeeded)) {
     r.fail("unknown form " + std::to_string(form) + " of c1 (0: words, 1: seed)");
   }
-  const bool seeded = form == static_cast<u32>(AForm::kSeeded);
-  if (seeded && size != 2) r.fail("only a 2-polynomial ciphertext can have a seeded c1");
-  const long double scale = read_scale(r, hi, lo);
-  const Basis& basis = ctx.level(level).q_basis;
+  m.seeded = form == static_cast<u32>(AForm::kSeeded);
+  if (m.seeded && m.size != 2) r.fail("only a 2-polynomial ciphertext can have a seeded c1");
+  m.scale = read_scale(r, hi, lo);
+  return m;
+}
+
+UniformSeed read_ciphertext_seed(Reader& r) {
+  const UniformSeed seed = r.seed("ciphertext c1");
+  if (seed.scheme != ExpansionScheme::kChaCha20Wide) {
+    r.fail("ciphertext c1: seed expansion scheme " + std::to_string(static_cast<u32>(seed.scheme)) +
+           " is not used for ciphertexts");
+  }
+  return seed;
+}
+
+const char* ciphertext_poly_name(u32 i) {
+  return i == 0 ? "ciphertext c0" : i == 1 ? "ciphertext c1" : "ciphertext c2";
+}
+
+}  // namespace
+
+Ciphertext load_ciphertext(const ContextPtr& ctx_ptr, std::istream& in, const LoadOptions& options,
+                           ObjectInfo* info) {
+  const Context& ctx = *require_context(ctx_ptr, "load_ciphertext");
+  Reader r(in, options, "load_ciphertext");
+  const CiphertextMeta m = read_ciphertext_meta(r, ctx);
+  const Basis& basis = ctx.level(m.level).q_basis;
   std::vector<RnsPoly> polys;
   polys.push_back(r.poly(ctx, basis, "ciphertext c0"));
   std::optional<UniformSeed> seed;
-  if (seeded) {
-    seed = r.seed("ciphertext c1");
-    if (seed->scheme != ExpansionScheme::kChaCha20Wide) {
-      r.fail("ciphertext c1: seed expansion scheme " +
-             std::to_string(static_cast<u32>(seed->scheme)) + " is not used for ciphertexts");
-    }
+  if (m.seeded) {
+    seed = read_ciphertext_seed(r);
   } else {
-    for (u32 i = 1; i < size; ++i)
-      polys.push_back(r.poly(ctx, basis, i == 1 ? "ciphertext c1" : "ciphertext c2"));
+    for (u32 i = 1; i < m.size; ++i)
+      polys.push_back(r.poly(ctx, basis, ciphertext_poly_name(i)));
   }
   r.finish(options.require_end);
-  require_seeded_flag(r, seeded);
-  if (seeded) {
+  require_seeded_flag(r, m.seeded);
+  if (m.seeded) {
     polys.push_back(ctx.backend().make_poly(basis));
     detail::serial::expand_uniform(ctx, *seed, 0, polys.back().ref());
   }
@@ -900,14 +944,156 @@ Ciphertext load_ciphertext(const ContextPtr& ctx_ptr, std::istream& in, const Lo
     *info = ObjectInfo{};
     info->type = ObjectType::kCiphertext;
     info->version = r.header().version;
-    info->compact = seeded;
+    info->compact = m.seeded;
     info->fingerprint = r.header().fingerprint;
     info->total_bytes = kHeaderBytes + r.header().payload_bytes;
-    info->real_slots = (hints & kHintRealSlots) != 0;
+    info->real_slots = (m.hints & kHintRealSlots) != 0;
   }
-  Ciphertext ct(ctx.id(), level, scale, slots, std::move(polys));
-  if (seeded) ct.set_seed(seed->seed);
+  Ciphertext ct(ctx.id(), m.level, m.scale, m.slots, std::move(polys));
+  if (m.seeded) ct.set_seed(seed->seed);
   return ct;
+}
+
+// ---- ciphertexts in host memory ----------------------------------------------------------------
+
+namespace {
+
+std::size_t poly_words(const Context& ctx, u32 level) {
+  return static_cast<std::size_t>(ctx.level(level).q_basis.size) * ctx.n();
+}
+
+void require_host_ciphertext(const Context& ctx, const HostCiphertext& h, const char* who) {
+  if (h.fingerprint != context_fingerprint(ctx)) {
+    throw ContextError(std::string(who) + ": the ciphertext was made for other parameters (" +
+                       fingerprint_hex(h.fingerprint) + ") than this Context's (" +
+                       fingerprint_hex(context_fingerprint(ctx)) + ")");
+  }
+  if (h.level > ctx.max_level() || (h.size != 2 && h.size != 3) || (h.c1_seed && h.size != 2)) {
+    throw ParameterError(std::string(who) + ": malformed host ciphertext (level " +
+                         std::to_string(h.level) + ", size " + std::to_string(h.size) + ")");
+  }
+  const std::size_t stored = h.c1_seed ? 1 : h.size;
+  if (h.words.words() != stored * poly_words(ctx, h.level)) {
+    throw ParameterError(std::string(who) + ": the host ciphertext holds " +
+                         std::to_string(h.words.words()) + " words, its level and size need " +
+                         std::to_string(stored * poly_words(ctx, h.level)));
+  }
+}
+
+Layout layout(const Context& ctx, const HostCiphertext& h) {
+  require_host_ciphertext(ctx, h, "to_bytes: host ciphertext");
+  const auto emit = [&ctx, &h](Writer& w, bool& seeded) {
+    FieldWriter f;
+    f.u32_le(h.level);
+    f.u32_le(h.slots);
+    f.u32_le(h.size);
+    f.u32_le(static_cast<u32>(h.c1_seed ? AForm::kSeeded : AForm::kExpanded));
+    f.u32_le(h.real_slots ? kHintRealSlots : 0u);
+    f.u32_le(0);
+    const double hi = static_cast<double>(h.scale);
+    f.f64(hi);
+    f.f64(static_cast<double>(h.scale - hi));
+    w.section(SectionKind::kMeta, f.bytes());
+    const std::size_t per = poly_words(ctx, h.level);
+    const std::size_t stored = h.c1_seed ? 1 : h.size;
+    for (std::size_t i = 0; i < stored; ++i) {
+      w.words({h.words.data() + i * per, per});
+      if (i == 0 && h.c1_seed) {
+        w.seed(*h.c1_seed);
+        seeded = true;
+      }
+    }
+  };
+  return {ObjectType::kCiphertext, h.fingerprint, "save ciphertext", emit};
+}
+
+}  // namespace
+
+HostCiphertext download(const Context& ctx, const Ciphertext& ct, const SaveOptions& options) {
+  detail::require_usable(ctx, ct, "download: ciphertext");
+  HostCiphertext h;
+  h.fingerprint = context_fingerprint(ctx);
+  h.level = ct.level();
+  h.slots = ct.slots();
+  h.scale = ct.scale();
+  h.real_slots = options.real_slots;
+  h.size = ct.size();
+  if (options.compact && ct.is_seeded() && ct.size() == 2) {
+    h.c1_seed = UniformSeed{*ct.seed(), ExpansionScheme::kChaCha20Wide};
+  }
+  const std::size_t per = poly_words(ctx, h.level);
+  const std::size_t stored = h.c1_seed ? 1 : h.size;
+  h.words = detail::serial::staging_buffer(ctx, stored * per);
+  for (std::size_t i = 0; i < stored; ++i)
+    ctx.backend().download(ct.poly(static_cast<u32>(i)).cref(), h.words.data() + i * per);
+  return h;
+}
+
+Ciphertext upload(const ContextPtr& ctx_ptr, const HostCiphertext& h) {
+  const Context& ctx = *require_context(ctx_ptr, "upload");
+  require_host_ciphertext(ctx, h, "upload");
+  const Basis& basis = ctx.level(h.level).q_basis;
+  const std::size_t per = poly_words(ctx, h.level);
+  Backend& be = ctx.backend();
+  std::vector<RnsPoly> polys;
+  const std::size_t stored = h.c1_seed ? 1 : h.size;
+  for (std::size_t i = 0; i < stored; ++i) {
+    polys.push_back(be.make_poly(basis));
+    be.upload(h.words.data() + i * per, polys.back().ref());
+  }
+  if (h.c1_seed) {
+    polys.push_back(be.make_poly(basis));
+    detail::serial::expand_uniform(ctx, *h.c1_seed, 0, polys.back().ref());
+  }
+  Ciphertext ct(ctx.id(), h.level, h.scale, h.slots, std::move(polys));
+  if (h.c1_seed) ct.set_seed(h.c1_seed->seed);
+  return ct;
+}
+
+u64 serialized_size(const Context& ctx, const HostCiphertext& host) {
+  return measure(layout(ctx, host));
+}
+
+void to_bytes(const Context& ctx, const HostCiphertext& host, std::span<std::uint8_t> out,
+              const SaveOptions& options) {
+  write(out, options, layout(ctx, host));
+}
+
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const HostCiphertext& host,
+                                   const SaveOptions& options) {
+  const Layout l = layout(ctx, host);
+  std::vector<std::uint8_t> out(measure(l));
+  write(std::span<std::uint8_t>(out), options, l);
+  return out;
+}
+
+HostCiphertext load_host_ciphertext(const Context& ctx, std::span<const std::uint8_t> bytes,
+                                    const LoadOptions& options) {
+  SpanStreamBuf buf(bytes);
+  std::istream in(&buf);
+  Reader r(in, options, "load_ciphertext");
+  const CiphertextMeta m = read_ciphertext_meta(r, ctx);
+  const Basis& basis = ctx.level(m.level).q_basis;
+  const std::size_t per = poly_words(ctx, m.level);
+  HostCiphertext h;
+  h.fingerprint = r.header().fingerprint;
+  h.level = m.level;
+  h.slots = m.slots;
+  h.scale = m.scale;
+  h.real_slots = (m.hints & kHintRealSlots) != 0;
+  h.size = m.size;
+  const std::size_t stored = m.seeded ? 1 : m.size;
+  h.words = detail::serial::staging_buffer(ctx, stored * per);
+  r.poly_words(ctx, basis, h.words.data(), "ciphertext c0");
+  if (m.seeded) {
+    h.c1_seed = read_ciphertext_seed(r);
+  } else {
+    for (u32 i = 1; i < m.size; ++i)
+      r.poly_words(ctx, basis, h.words.data() + i * per, ciphertext_poly_name(i));
+  }
+  r.finish(true);
+  require_seeded_flag(r, m.seeded);
+  return h;
 }
 
 // ---- inspect -----------------------------------------------------------------------------------
@@ -1000,12 +1186,15 @@ template <typename T>
 std::vector<std::uint8_t> to_bytes(const Context& ctx, const T& object,
                                    const SaveOptions& options) {
   const Layout l = layout(ctx, object, options);
-  std::vector<std::uint8_t> out;
-  out.reserve(measure(l));
-  VectorStreamBuf buf(out);
-  std::ostream os(&buf);
-  write(os, options, l);
+  std::vector<std::uint8_t> out(measure(l));
+  write(std::span<std::uint8_t>(out), options, l);
   return out;
+}
+
+template <typename T>
+void to_bytes(const Context& ctx, const T& object, std::span<std::uint8_t> out,
+              const SaveOptions& options) {
+  write(out, options, layout(ctx, object, options));
 }
 
 #define THEO_SERIAL_INSTANTIATE(T)                                                                \
@@ -1013,6 +1202,8 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const T& object,
     write(out, options, layout(ctx, object, options));                                            \
   }                                                                                               \
   template std::vector<std::uint8_t> to_bytes<T>(const Context&, const T&, const SaveOptions&);   \
+  template void to_bytes<T>(const Context&, const T&, std::span<std::uint8_t>,                    \
+                            const SaveOptions&);                                                  \
   template u64 serialized_size<T>(const Context&, const T&, const SaveOptions&);
 THEO_SERIAL_INSTANTIATE(SecretKey)
 THEO_SERIAL_INSTANTIATE(PublicKey)

@@ -18,5 +18,6 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_hoisting.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_batch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/serial_container.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/serial_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/serialization.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph.cpp)

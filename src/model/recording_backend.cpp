@@ -85,6 +85,9 @@ class RecordingBackend final : public Backend {
 
   // ---- memory -----------------------------------------------------------------------------
   std::shared_ptr<Allocator> allocator() override { return inner_->allocator(); }
+  std::shared_ptr<Allocator> host_staging_allocator() override {
+    return inner_->host_staging_allocator();
+  }
   void do_upload(const u32* host, PolyRef dst) override {
     run(
         "upload", [&] { return traffic_model::upload(dst); }, [&] { inner_->upload(host, dst); });

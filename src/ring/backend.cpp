@@ -1,9 +1,38 @@
 #include "theo/ring/backend.h"
 
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace theo {
+
+namespace {
+
+// Ordinary host memory, cache-line aligned (the default staging memory).
+class PlainHostAllocator final : public Allocator {
+ public:
+  static constexpr std::size_t kAlignment = 64;
+  u32* allocate(std::size_t words) override {
+    void* p = ::operator new (words * sizeof(u32), std::align_val_t{kAlignment}, std::nothrow);
+    if (p == nullptr) {
+      throw OutOfMemoryError("host staging memory: " + std::to_string(words * sizeof(u32)) +
+                             " bytes could not be allocated");
+    }
+    return static_cast<u32*>(p);
+  }
+  void deallocate(u32* ptr, std::size_t) noexcept override {
+    ::operator delete (ptr, std::align_val_t{kAlignment});
+  }
+  bool host_accessible() const override { return true; }
+};
+
+}  // namespace
+
+std::shared_ptr<Allocator> Backend::host_staging_allocator() {
+  static const auto plain = std::make_shared<PlainHostAllocator>();
+  return plain;
+}
 
 Backend::Backend(RingParams ring) : ring_(std::move(ring)) {
   if (ring_.log_n < 10 || ring_.log_n > 17)

@@ -6,6 +6,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -70,22 +71,45 @@ inline std::vector<Section> sections(const std::vector<std::uint8_t>& b) {
   return out;
 }
 
-// Recomputes the header checksum and every section tag (BLAKE2b-128 keyed by the previous tag,
-// docs/serialization.md).
+// The tag of one section (docs/serialization.md): BLAKE2b-128 keyed by the previous tag over
+// (u32 index, section header, body) in container version 1; over (u32 index, section header, the
+// BLAKE2b-256 digests, personalized "theodosian piece", of the body's 256 KiB pieces) in version 2.
+inline void section_tag(u32 version, const std::uint8_t* key, u32 index,
+                        const std::uint8_t* section, u64 body_bytes, std::uint8_t* tag) {
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, key, 16, 16);
+  std::uint8_t idx[4];
+  for (int i = 0; i < 4; ++i)
+    idx[i] = static_cast<std::uint8_t>(index >> (8 * i));
+  crypto_generichash_update(&st, idx, 4);
+  crypto_generichash_update(&st, section, kSectionHeader);
+  const std::uint8_t* body = section + kSectionHeader;
+  if (version == 1) {
+    crypto_generichash_update(&st, body, body_bytes);
+  } else {
+    constexpr u64 kPiece = u64{1} << 18;
+    const std::uint8_t salt[16] = {};
+    const auto* personal = reinterpret_cast<const unsigned char*>("theodosian piece");
+    for (u64 at = 0; at < body_bytes; at += kPiece) {
+      std::uint8_t d[32];
+      crypto_generichash_blake2b_salt_personal(d, 32, body + at, std::min(kPiece, body_bytes - at),
+                                               nullptr, 0, salt, personal);
+      crypto_generichash_update(&st, d, 32);
+    }
+  }
+  crypto_generichash_final(&st, tag, kTag);
+}
+
+// Recomputes the header checksum and every section tag, by the container version the header
+// names (1: the old tags, else version 2's).
 inline void reseal(std::vector<std::uint8_t>& b) {
   if (sodium_init() < 0 || b.size() < kHeaderBytes) return;
+  const u32 version = get_u32(b, kOffVersion);
   crypto_generichash(b.data() + kHeaderFields, 16, b.data(), kHeaderFields, nullptr, 0);
   u32 index = 0;
   const std::uint8_t* key = b.data() + kHeaderFields;
   for (const Section& s : sections(b)) {
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, key, 16, 16);
-    std::uint8_t idx[4];
-    for (int i = 0; i < 4; ++i)
-      idx[i] = static_cast<std::uint8_t>(index >> (8 * i));
-    crypto_generichash_update(&st, idx, 4);
-    crypto_generichash_update(&st, b.data() + s.header, kSectionHeader + s.size);
-    crypto_generichash_final(&st, b.data() + s.body + s.size, kTag);
+    section_tag(version, key, index, b.data() + s.header, s.size, b.data() + s.body + s.size);
     key = b.data() + s.body + s.size;
     ++index;
   }

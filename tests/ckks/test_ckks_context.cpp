@@ -1,6 +1,9 @@
 // Context tables: prime order, level windows, default scales (matching math's level_log2_scales),
 // key-switching digits and unique ids.
 
+#include <cstdlib>
+#include <string>
+
 #include "ckks_test_util.h"
 
 namespace theo::test {
@@ -49,6 +52,22 @@ TEST(Context, UniqueIdsAndThreadSafeSharing) {
   const auto b = make_context(p);
   EXPECT_NE(a->id(), b->id());
   EXPECT_THROW((void)a->level(a->max_level() + 1), LevelError);
+}
+
+// BackendChoice::kAuto that falls back to the CPU keeps ContextOptions::threads (make_backend).
+TEST(Context, AutoBackendOnTheCpuKeepsThreads) {
+  if (cuda_available() || std::getenv("THEO_BACKEND") != nullptr) {
+    GTEST_SKIP() << "the automatic choice is not the CPU here";
+  }
+  ContextOptions options;
+  options.backend = BackendChoice::kAuto;
+  options.allow_insecure = true;
+  for (const unsigned threads : {1u, 3u}) {
+    options.threads = threads;
+    const auto ctx = Context::create(load_preset("test_n12"), options);
+    EXPECT_EQ(ctx->backend().kind(), BackendKind::kCpu);
+    EXPECT_EQ(ctx->backend().name(), "cpu (" + std::to_string(threads) + " threads)");
+  }
 }
 
 }  // namespace

@@ -401,9 +401,10 @@ TEST(SerializationValidation, HeaderFields) {
   const std::vector<std::uint8_t> text(json.begin(), json.end());
   expect_error<ParameterError>([&] { (void)b.load_ct(text); }, {"JSON", "parameter file"});
   auto version = b.ct;
-  set_u32(version, serial::kOffVersion, 2);
+  set_u32(version, serial::kOffVersion, 3);
   reseal(version);
-  expect_error<ParameterError>([&] { (void)b.load_ct(version); }, {"container version 2"});
+  expect_error<ParameterError>([&] { (void)b.load_ct(version); },
+                               {"container version 3", "newer theodosian"});
   expect_error<ParameterError>(
       [&] { (void)load_public_key(b.f.env.ctx, std::span<const std::uint8_t>(b.ct)); },
       {"holds a ciphertext, not a public key"});

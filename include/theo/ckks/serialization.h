@@ -4,7 +4,8 @@
 // and when loading), evaluation-key bundles (relinearization + Galois + the bootstrapping
 // encapsulation keys of one client), plaintexts and ciphertexts. The versioned binary format is
 // documented in docs/serialization.md: a header with magic, container version, object type, the
-// parameter fingerprint and the payload size, then sections that each carry a BLAKE2b checksum.
+// parameter fingerprint and the payload size, then sections that each carry a BLAKE2b checksum
+// (computed over 256 KiB pieces on several threads: SaveOptions / LoadOptions::threads).
 //
 // Streams are read and written one section (one polynomial) at a time, so saving or loading a key
 // set of many gigabytes holds the object plus one polynomial, never two copies. Compact forms store
@@ -31,6 +32,8 @@
 #include "theo/ckks/context.h"
 #include "theo/ckks/keys.h"
 #include "theo/math/fingerprint.h"
+#include "theo/math/uniform_seed.h"
+#include "theo/ring/poly.h"
 
 namespace theo {
 
@@ -66,6 +69,9 @@ struct SaveOptions {
   // Galois keys and evaluation keys: write only the keys of these Galois elements (each must be
   // in the set, else MissingKeyError). nullopt: all.
   std::optional<std::vector<u32>> galois_elements;
+  // Threads that hash (and copy) a large section's pieces, the caller included (0: every hardware
+  // thread; 1: the caller alone). The bytes are the same for any value.
+  unsigned threads = 0;
 };
 
 struct LoadOptions {
@@ -83,6 +89,9 @@ struct LoadOptions {
   // false skips the checksums (every other check still runs). For fuzzing, which must reach the
   // checks behind them; never for data from outside the process.
   bool verify_integrity = true;
+  // Threads that hash a large section's pieces and check its words, the caller included (0: every
+  // hardware thread; 1: the caller alone).
+  unsigned threads = 0;
 };
 
 // What a serialized object's header and metadata say.
@@ -162,6 +171,11 @@ std::vector<std::uint8_t> to_bytes(const Context& ctx, const T& object,
 // The exact size to_bytes() / save() produce.
 template <typename T>
 u64 serialized_size(const Context& ctx, const T& object, const SaveOptions& options = {});
+// Writes into `out`, which must be exactly serialized_size() bytes (no copy through a stream: the
+// words are downloaded where they belong).
+template <typename T>
+void to_bytes(const Context& ctx, const T& object, std::span<std::uint8_t> out,
+              const SaveOptions& options = {});
 
 ParameterSet load_parameters(std::span<const std::uint8_t> bytes, const LoadOptions& options = {});
 SecretKey load_secret_key(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
@@ -179,6 +193,40 @@ Plaintext load_plaintext(const ContextPtr& ctx, std::span<const std::uint8_t> by
 Ciphertext load_ciphertext(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
                            const LoadOptions& options = {}, ObjectInfo* info = nullptr);
 ObjectInfo inspect(std::span<const std::uint8_t> bytes, const LoadOptions& options = {});
+
+// ---- ciphertexts in host memory -----------------------------------------------------------------
+// to_bytes / load_ciphertext split at the device: download() and upload() are the only steps that
+// touch the backend (the copies); to_bytes and load_host_ciphertext (checksums, framing, every
+// check of load_ciphertext) use the CPU only, so they can run on other threads while the device
+// computes, and a server holds its device only for the copies. The bytes are those of to_bytes /
+// load_ciphertext for the same ciphertext and options.
+
+struct HostCiphertext {
+  Fingerprint fingerprint{};  // of the parameters the words are for
+  u32 level = 0;
+  u32 slots = 0;
+  long double scale = 0;
+  bool real_slots = false;  // the metadata hint (SaveOptions::real_slots)
+  u32 size = 0;             // polynomials: 2 or 3
+  // c1 as its seed (compact form of a fresh secret-key ciphertext): `words` then holds c0 only.
+  std::optional<UniformSeed> c1_seed;
+  // The stored polynomials one after the other, each limbs x N words, limb-major (NTT domain);
+  // page-locked on CUDA (Backend::host_staging_allocator).
+  Buffer words;
+};
+
+// Copies the ciphertext's words to host memory (compact: c1 as its seed when it has one).
+HostCiphertext download(const Context& ctx, const Ciphertext& ct, const SaveOptions& options = {});
+// The ciphertext on the Context's backend (a seeded c1 is expanded there).
+Ciphertext upload(const ContextPtr& ctx, const HostCiphertext& host);
+u64 serialized_size(const Context& ctx, const HostCiphertext& host);
+std::vector<std::uint8_t> to_bytes(const Context& ctx, const HostCiphertext& host,
+                                   const SaveOptions& options = {});
+void to_bytes(const Context& ctx, const HostCiphertext& host, std::span<std::uint8_t> out,
+              const SaveOptions& options = {});
+// Every check of load_ciphertext (ParameterError / ContextError alike); nothing is uploaded.
+HostCiphertext load_host_ciphertext(const Context& ctx, std::span<const std::uint8_t> bytes,
+                                    const LoadOptions& options = {});
 
 // Shorthands kept from the first ciphertext API (same format as to_bytes / load_ciphertext).
 std::vector<std::uint8_t> serialize(const Context& ctx, const Ciphertext& ct);

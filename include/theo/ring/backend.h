@@ -111,6 +111,10 @@ class Backend : public StreamControl {
   // ---- memory -------------------------------------------------------------------------------
   virtual std::shared_ptr<Allocator> allocator() = 0;
   RnsPoly make_poly(const Basis& basis) { return RnsPoly(allocator(), n(), basis); }
+  // Host memory for words on their way to or from upload / download (serialization's staging):
+  // page-locked where the backend copies faster from and to it (CUDA), else ordinary memory.
+  // Thread-safe, and usable while other threads run work on the backend.
+  virtual std::shared_ptr<Allocator> host_staging_allocator();
   // upload, download and synchronize need the host: BackendError while capturing or forked
   // (synchronize: while capturing).
   void upload(const u32* host, PolyRef dst);

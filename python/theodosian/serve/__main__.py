@@ -26,7 +26,8 @@ def _config(a: argparse.Namespace) -> ServerConfig:
                         cpus_per_worker=a.cpus_per_worker,
                         gpus_per_worker=a.gpus_per_worker, key_budget=int(a.key_budget_mb) << 20,
                         host_key_budget=int(a.host_key_budget_mb) << 20, max_queue=a.max_queue,
-                        split_batches=not a.no_split, retries=a.retries,
+                        split_batches=not a.no_split, chunk_groups=a.chunk_groups,
+                        retries=a.retries,
                         job_timeout_s=a.job_timeout_s, allow_insecure=a.allow_insecure,
                         allow_user_functions=not a.no_user_functions,
                         circuit_modules=tuple(a.circuits), session_ttl_s=a.session_ttl_s)
@@ -108,7 +109,10 @@ def cmd_bench(a: argparse.Namespace) -> int:
     def jobs(op: str, clients: int) -> int:
         return max(a.jobs // clients, a.min_jobs_per_client)
 
-    header = {"record": "header", "topic": "serve", "preset": a.preset, "gpus": a.gpus,
+    header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
+              "gpus_per_worker": a.gpus_per_worker, "backend": a.backend,
+              "chunk_groups": a.chunk_groups, "load_average": round(os.getloadavg()[0], 2),
+              "cpu_count": os.cpu_count(),
               "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     written: list[dict] = []
@@ -132,6 +136,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
         key_budget=int(a.key_budget_mb) << 20, address=a.address,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus,
         transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
+        chunk_groups=a.chunk_groups, device_results=a.device_results,
         log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
         print(f"wrote {len(records)} records to {a.out}")
@@ -162,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         sp.add_argument("--host-key-budget-mb", type=int, default=32 << 10)
         sp.add_argument("--max-queue", type=int, default=8, help="jobs in flight per worker")
         sp.add_argument("--no-split", action="store_true",
-                        help="never spread one job's batch over several workers")
+                        help="never split one job's batch into chunks")
+        sp.add_argument("--chunk-groups", type=int, default=4,
+                        help="operations (groups) per chunk at most: chunks of one job pipeline "
+                             "on a worker (0: one chunk per worker)")
         sp.add_argument("--retries", type=int, default=3)
         sp.add_argument("--job-timeout-s", type=float, default=600.0)
         sp.add_argument("--allow-insecure", action="store_true",
@@ -212,6 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--object-store-mb", type=int, default=None)
     sp.add_argument("--num-cpus", type=int, default=None)
     sp.add_argument("--transfer-repeats", type=int, default=10)
+    sp.add_argument("--chunk-groups", type=int, default=4,
+                    help="the server's chunk size (operations); 0: one chunk per worker")
+    sp.add_argument("--device-results", action="store_true",
+                    help="clients load results onto their own device (default: checked host "
+                         "ciphertexts, as a client on another machine receives them)")
+    sp.add_argument("--topic", default="serve", help="the header's topic (serve-scaling for "
+                    "issue 26's runs)")
     sp.add_argument("--out", default="", help="JSON file ({header, results})")
     sp.set_defaults(fn=cmd_bench)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -138,32 +139,46 @@ class Workload:
                                                         self.inputs[op], helpers=self.helpers)
 
 
-def transfer_overhead(session: Any, context: th.Context, cts: Sequence[th.Ciphertext],
-                      repeats: int) -> dict[str, Any]:
-    """Serialization and transport per ciphertext: local serialize / deserialize times and
-    bytes, and a round trip through the server with the identity circuit (one ciphertext per
-    job, so the whole path is counted: put, schedule, fetch, decode, encode, return, decode)."""
-    ct = cts[0]
-    ser, de = [], []
-    blob = b""
-    for _ in range(repeats):
+def _median_ms(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    times, out = [], None
+    for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
-        blob = wire.encode(ct)
-        t1 = time.perf_counter()
-        wire.decode(context, blob)
-        t2 = time.perf_counter()
-        ser.append(t1 - t0)
-        de.append(t2 - t1)
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return round(statistics.median(times) * 1e3, 3), out
+
+
+def transfer_overhead(session: Any, context: th.Context, ct: th.Ciphertext,
+                      repeats: int) -> dict[str, Any]:
+    """Serialization and transport of one ciphertext (a job's result: what a worker encodes and a
+    client decodes): the whole encode / decode, their halves (device copies: to_host / to_device;
+    CPU: HostCiphertext.to_bytes / from_bytes on one thread and on all), and a round trip through
+    the server with the identity circuit (one ciphertext per job, so the whole path is counted:
+    encode, put, schedule, fetch, decode, upload, download, encode, return, decode)."""
+    rec: dict[str, Any] = {"level": ct.level}
+    rec["serialize_ms"], blob = _median_ms(lambda: wire.encode(ct), repeats)
+    rec["deserialize_ms"], _ = _median_ms(lambda: wire.decode(context, blob), repeats)
+    rec["bytes"] = len(blob)
+    rec["to_host_ms"], host = _median_ms(lambda: ct.to_host(), repeats)
+    rec["to_device_ms"], _ = _median_ms(lambda: host.to_device(), repeats)
+    for threads, tag in ((1, "1t"), (0, "all")):
+        rec[f"host_to_bytes_{tag}_ms"], _ = _median_ms(lambda: host.to_bytes(threads=threads),
+                                                       repeats)
+        rec[f"host_from_bytes_{tag}_ms"], _ = _median_ms(
+            lambda: th.HostCiphertext.from_bytes(context, blob.data, threads=threads), repeats)
+    for key in ("serialize", "deserialize", "host_to_bytes_1t", "host_to_bytes_all",
+                "host_from_bytes_1t", "host_from_bytes_all"):
+        ms = rec[f"{key}_ms"]
+        rec[f"{key}_GB_per_s"] = round(rec["bytes"] / ms / 1e6, 3) if ms > 0 else None
+    rec["cpu_threads"] = os.cpu_count()
     rt = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         session.run("identity", [ct])
         rt.append(time.perf_counter() - t0)
-    return {"bytes": len(blob), "level": ct.level,
-            "serialize_ms": round(statistics.median(ser) * 1e3, 3),
-            "deserialize_ms": round(statistics.median(de) * 1e3, 3),
-            "round_trip_p50_ms": round(percentile([x * 1e3 for x in rt], 50), 3),
-            "round_trip_p99_ms": round(percentile([x * 1e3 for x in rt], 99), 3)}
+    rec["round_trip_p50_ms"] = round(percentile([x * 1e3 for x in rt], 50), 3)
+    rec["round_trip_p99_ms"] = round(percentile([x * 1e3 for x in rt], 99), 3)
+    return rec
 
 
 def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gpus: int,
@@ -172,6 +187,7 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                   key_budget: int = 48 << 30, address: str | None = None,
                   object_store_mb: int | None = None, num_cpus: int | None = None,
                   transfer_repeats: int = 10, gpus_per_worker: float = 1.0,
+                  chunk_groups: int = 4, device_results: bool = False,
                   name: str = "theodosian-bench",
                   log: Callable[[str], None] = print,
                   on_record: Callable[[dict[str, Any]], None] | None = None
@@ -179,7 +195,9 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     """The whole benchmark: starts a server with `gpus` workers (or uses the cluster at
     `address`), runs every (op, clients) through the server and in-process, checks that the
     server's results are bit-identical to in-process ones, and returns the records (each also
-    handed to on_record as soon as it is measured)."""
+    handed to on_record as soon as it is measured). device_results: the clients load results
+    onto their own device (by default they take checked host ciphertexts, as a client on another
+    machine does: in this benchmark the clients share the workers' machine and GPU)."""
     from . import Client, ServerConfig, start  # noqa: PLC0415
 
     t_start = time.perf_counter()
@@ -189,8 +207,9 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
     work = Workload(ctx, keys, batch, boot_slots)
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
-                          gpus_per_worker=gpus_per_worker,
-                          max_queue=max(4, 2 * max(clients)), allow_insecure=allow_insecure)
+                          gpus_per_worker=gpus_per_worker, chunk_groups=chunk_groups,
+                          max_queue=max(4, 2 * max(clients) * max(1, -(-batch // max(
+                              1, chunk_groups)))), allow_insecure=allow_insecure)
     server = start(config, address=address, name=name, object_store_mb=object_store_mb,
                    num_cpus=num_cpus, num_gpus=None)
     try:
@@ -199,7 +218,11 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
         log(f"server: {len(server.metrics()['workers'])} workers "
             f"({time.perf_counter() - t_start:.1f} s)")
         device = ""
-        common = {"gpus": gpus, "gpus_per_worker": gpus_per_worker, "batch": batch, "preset": preset, "git_commit": git_commit(),
+        # `gpus`: the devices the workers share (2 workers at 0.5 GPU each: 1 GPU).
+        physical = max(1, math.ceil(gpus * gpus_per_worker - 1e-9))
+        common = {"gpus": physical, "workers": gpus, "gpus_per_worker": gpus_per_worker,
+                  "batch": batch, "chunk_groups": chunk_groups,
+                  "client_results": "device" if device_results else "host", "preset": preset, "git_commit": git_commit(),
                   "date": datetime.date.today().isoformat()}
         records: list[dict[str, Any]] = []
         for op in ops:
@@ -212,7 +235,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
             t0 = time.perf_counter()
             got = session.run(circuit, cts)
             want = work.in_process(op)
-            identical = all(a.serialize() == b.serialize() for a, b in zip(got, want))
+            want_bytes = [w.to_bytes() for w in want]
+            identical = len(got) == len(want) and [g.to_bytes() for g in got] == want_bytes
             log(f"{op}: server result identical to in-process: {identical} "
                 f"({time.perf_counter() - t0:.1f} s)")
             if not device:
@@ -221,9 +245,19 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                 device = next((b for w in workers for b in w.get("backends", [])), ctx.backend)
             for n in clients:
                 jobs = jobs_per_client(op, n)
-                res = run_load(lambda _i: len(session.run(circuit, cts)), n, jobs)
+                last: dict[int, list[Any]] = {}
+
+                def server_job(i: int) -> int:
+                    last[i] = session.run(circuit, cts, host=not device_results)
+                    return len(last[i])
+
+                res = run_load(server_job, n, jobs)
+                # Every client's last job, checked after the timing: bit-identical results.
+                same = all([o.to_bytes() for o in out] == want_bytes for out in last.values())
+                last.clear()
+                identical = identical and same
                 rec = {"op": op, "path": "server", **res.record(), **common, "device": device,
-                       "identical_to_in_process": identical}
+                       "identical_to_in_process": identical, "checked_jobs": n + 1}
                 records.append(rec)
                 log(json.dumps(rec))
                 if on_record:
@@ -235,8 +269,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                 log(json.dumps(rec))
                 if on_record:
                     on_record(rec)
-            over = transfer_overhead(session, ctx, cts, transfer_repeats)
-            rec = {"op": "transfer", "path": "server", "clients": 1, "input_of": op,
+            over = transfer_overhead(session, ctx, want[0], transfer_repeats)
+            rec = {"op": "transfer", "path": "server", "clients": 1, "output_of": op,
                    "log_n": ctx.log_n, **over, **common, "device": device,
                    "median_ms": over["round_trip_p50_ms"], "p50_ms": over["round_trip_p50_ms"],
                    "p99_ms": over["round_trip_p99_ms"],

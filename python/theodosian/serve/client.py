@@ -101,12 +101,15 @@ class Job:
         ready, _ = self._session._client._ray.wait([self._ref], timeout=0)
         return bool(ready)
 
-    def result(self, timeout_s: float | None = None) -> list[th.Ciphertext]:
+    def result(self, timeout_s: float | None = None, *, host: bool = False
+               ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
+        """The job's ciphertexts. host: as HostCiphertexts (every check, no device; to_device()
+        loads one), for a client that stores, forwards or decrypts them elsewhere."""
         c = self._session._client
         reply = c._call(self._ref, "job", timeout_s)
         blobs = c._call(reply["payloads"], "job results", timeout_s)
         self.stats = reply["stats"]
-        return self._session._decode(blobs)
+        return self._session._decode(blobs, host)
 
 
 class Session:
@@ -122,7 +125,6 @@ class Session:
     def _encode(self, cts: Sequence[th.Ciphertext]) -> list[Any]:
         if isinstance(cts, th.Ciphertext):
             cts = [cts]
-        refs = []
         for i, ct in enumerate(cts):
             if not isinstance(ct, th.Ciphertext):
                 raise TypeError(f"ciphertext {i}: expected a Ciphertext, got {type(ct).__name__}")
@@ -130,14 +132,15 @@ class Session:
                     ct.context.params) != self._fingerprint:
                 raise JobError(f"ciphertext {i} was made for other parameters than this "
                                "session's")
-            refs.append(self._client._ray.put(wire.encode(ct)))
-        return refs
+        # Serialized on a thread pool (the library releases the GIL), one object each.
+        return [self._client._ray.put(b) for b in wire.encode_batch(cts)]
 
-    def _decode(self, blobs: Sequence[Sequence[bytes]]) -> list[th.Ciphertext]:
-        out: list[th.Ciphertext] = []
-        for chunk in blobs:
-            out.extend(wire.decode_batch(self.context, chunk, len(out)))
-        return out
+    def _decode(self, blobs: Sequence[Sequence[Any]], host: bool = False
+                ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
+        flat = [b for chunk in blobs for b in chunk]
+        if host:
+            return wire.decode_host_batch(self.context, flat)
+        return wire.decode_batch(self.context, flat)
 
     def submit(self, circuit: str, cts: Sequence[th.Ciphertext], *,
                args: dict[str, Any] | None = None, wait: bool = True,
@@ -152,14 +155,16 @@ class Session:
 
     def run(self, circuit: str, cts: Sequence[th.Ciphertext], *,
             args: dict[str, Any] | None = None, wait: bool = True,
-            timeout_s: float | None = None) -> list[th.Ciphertext]:
-        """Runs a job and returns its ciphertexts (blocking)."""
+            timeout_s: float | None = None, host: bool = False
+            ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
+        """Runs a job and returns its ciphertexts (blocking; host: see Job.result)."""
         return self.submit(circuit, cts, args=args, wait=wait,
-                           timeout_s=timeout_s).result(timeout_s)
+                           timeout_s=timeout_s).result(timeout_s, host=host)
 
     async def run_async(self, circuit: str, cts: Sequence[th.Ciphertext], *,
                         args: dict[str, Any] | None = None, wait: bool = True,
-                        timeout_s: float | None = None) -> list[th.Ciphertext]:
+                        timeout_s: float | None = None, host: bool = False
+                        ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
         """run() for asyncio: awaits the server without blocking the event loop."""
         c = self._client
         limit = timeout_s or c.timeout_s
@@ -171,7 +176,8 @@ class Session:
             blobs = await asyncio.wait_for(asyncio.gather(*reply["payloads"]), timeout=limit)
         except Exception as exc:
             raise _translate(exc, "job") from None
-        return self._decode(blobs)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._decode, blobs, host)
 
     def register_function(self, name: str, fn: Callable[..., Sequence[th.Ciphertext]], *,
                           arity: int = 1, elementwise: bool = True) -> None:

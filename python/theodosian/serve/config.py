@@ -31,6 +31,10 @@ class ServerConfig:
     #: Spread the groups of one elementwise job over workers that already hold the session's keys
     #: (and idle ones).
     split_batches: bool = True
+    #: Groups of an elementwise job per chunk at most (0: one chunk per worker). Several chunks
+    #: of one job pipeline on one worker: it decodes the next chunk and encodes the last one's
+    #: results while the device runs the current one.
+    chunk_groups: int = 4
     #: Attempts of a chunk whose worker died (each on another worker when there is one).
     retries: int = 3
     #: Seconds a job may take on a worker before the client is told the server is unavailable.

@@ -2,10 +2,11 @@
 GPU. Start it with :func:`start` (or ``python -m theodosian.serve start``), talk to it with
 :class:`theodosian.serve.Client`.
 
-Data path: a client puts each serialized ciphertext into Ray's object store and sends the
-controller references only; the controller hands them to a worker, which fetches them, runs the
-circuit and returns the results as an object the client fetches directly. The controller sees
-metadata, never ciphertext bytes.
+Data path: a client puts each serialized ciphertext (wire.Blob, out-of-band bytes) into Ray's
+object store and sends the controller references only; the controller hands them to a worker,
+which fetches them (zero-copy), checks them into host memory, holds the device only for the
+uploads, the circuit and the downloads, encodes the results on a thread pool and returns them as
+an object the client fetches directly. The controller sees metadata, never ciphertext bytes.
 
 Trust: the Ray cluster is the trust boundary (anyone who can connect to it can run code on it).
 Sessions protect clients of the API from each other: ids and client tokens are 256-bit secrets,
@@ -90,7 +91,8 @@ class Controller:
     def _worker_options(self) -> dict[str, Any]:
         ray = self._ray
         gpus = ray.cluster_resources().get("GPU", 0)
-        opts: dict[str, Any] = {"max_concurrency": 2, "num_cpus": self.config.cpus_per_worker}
+        # Jobs at once per worker: one on the device, others decoding and encoding beside it.
+        opts: dict[str, Any] = {"max_concurrency": 4, "num_cpus": self.config.cpus_per_worker}
         if gpus >= 1 and self.config.backend != "cpu":
             opts["num_gpus"] = self.config.gpus_per_worker
         else:
@@ -299,6 +301,8 @@ class Controller:
         targets = [s for s in self._workers.values() if s.alive and (
             session_id in s.resident or s.inflight == 0)]
         k = max(1, min(groups, len(targets)))
+        if self.config.chunk_groups > 0:
+            k = max(k, -(-groups // self.config.chunk_groups))
         per, extra = divmod(groups, k)
         out, start = [], 0
         for i in range(k):

@@ -30,7 +30,7 @@ class Worker:
                  circuit_modules: tuple[str, ...] = (),
                  fetch: Callable[[Any], Any] | None = None) -> None:
         self.worker_id = worker_id
-        # 'auto' resolved here: the library's automatic choice ignores `threads` on the CPU.
+        # 'auto' resolved here, so that metrics name the backend before the first Context.
         self.backend = backend if backend != "auto" else (
             "cuda" if th.cuda_available() else "cpu")
         self.threads = threads
@@ -42,7 +42,8 @@ class Worker:
         self._fetch = fetch or (lambda x: x)
         self._contexts: dict[str, th.Context] = {}
         self._ctx_lock = threading.Lock()
-        # One circuit at a time on the device; decoding and encoding of other jobs overlap it.
+        # One job at a time on the device (key loads, uploads, circuit, downloads); decoding and
+        # encoding of other jobs overlap it (the backend is not shared between threads).
         self._device_lock = threading.Lock()
         self._busy: collections.deque[tuple[float, float]] = collections.deque()
         self._started = time.time()
@@ -66,11 +67,12 @@ class Worker:
             return ctx
 
     # ---- jobs ------------------------------------------------------------------------------
-    def run(self, job: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+    def run(self, job: dict[str, Any]) -> tuple[dict[str, Any], list[wire.Blob]]:
         """Runs one chunk. job: session_id, fingerprint, params_json, key_ref (a one-element list
         holding the KeyUpload or its object reference), circuit (name), fn / arity / elementwise
         (a session's registered function, or None), args, inputs (a list of serialized
-        ciphertexts or their references), first_index (of the chunk in the job's batch)."""
+        ciphertexts (wire.Blob) or their references), first_index (of the chunk in the job's
+        batch). Returns the status and the results as wire.Blobs."""
         t0 = time.perf_counter()
         try:
             ctx = self.context(job["fingerprint"], job["params_json"])
@@ -82,25 +84,33 @@ class Worker:
                     raise JobError("the session's key upload does not match its parameters")
                 return upload
 
-            keys, evicted = self.keys.get(
-                session_id, fetch_upload,
-                lambda up: materialize(ctx, up))
-            t_keys = time.perf_counter()
             if job.get("fn") is not None:
                 circ = circuit_registry.Circuit(job["circuit"], job["fn"], job.get("arity", 1),
                                                 job.get("elementwise", True))
             else:
                 circ = circuit_registry.get(job["circuit"])
+            # Checks and checksums of the inputs into host memory, on the CPU: no device needed.
             blobs = self._fetch(job["inputs"])
-            cts = wire.decode_batch(ctx, blobs, job.get("first_index", 0))
+            hosts = wire.decode_host_batch(ctx, blobs, job.get("first_index", 0))
+            del blobs  # releases the object store's copies
             t_decode = time.perf_counter()
-            env = circuit_registry.CircuitEnv(ctx, keys, self.helpers)
+            # The device lock covers what uses the device only: key loads, uploads, the circuit
+            # and the downloads of its results. Encoding runs after it, beside the next job.
             with self._device_lock:
+                k0 = time.perf_counter()
+                keys, evicted = self.keys.get(
+                    session_id, fetch_upload,
+                    lambda up: materialize(ctx, up))
                 c0 = time.perf_counter()
+                cts = [h.to_device() for h in hosts]
+                del hosts
+                env = circuit_registry.CircuitEnv(ctx, keys, self.helpers)
                 out = circuit_registry.run(circ, env, cts, dict(job.get("args") or {}))
                 c1 = time.perf_counter()
-                self._note_busy(c0, c1)
-            payload = wire.encode_batch(out)
+                results = [ct.to_host() for ct in out]
+                c2 = time.perf_counter()
+                self._note_busy(k0, c2)
+            payload = wire.encode_batch(results)
             t_encode = time.perf_counter()
         except Exception:
             self.jobs_failed += 1
@@ -114,10 +124,12 @@ class Worker:
             "evicted": evicted,
             "n_in": len(cts),
             "n_out": len(out),
-            "key_s": t_keys - t0,
-            "decode_s": t_decode - t_keys,
+            "decode_s": t_decode - t0,
+            "wait_s": k0 - t_decode,
+            "key_s": c0 - k0,
             "compute_s": c1 - c0,
-            "encode_s": t_encode - c1,
+            "download_s": c2 - c1,
+            "encode_s": t_encode - c2,
         }
         return status, payload
 

@@ -19,6 +19,7 @@ CudaBackend::CudaBackend(const RingParams& ring, const Tuning& tuning)
       tuning_(tuning),
       tables_(ring_, moduli_, dev_) {
   alloc_ = std::make_shared<DeviceAllocator>(dev_);
+  staging_ = std::make_shared<PinnedHostAllocator>();
   clamp_tuning();
   THEO_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
   THEO_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));

@@ -30,6 +30,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/graph.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/pinned_host.h"
 #include "backend/fork_state.h"
 #include "theo/ring/backend.h"
 
@@ -53,6 +54,7 @@ class CudaBackend final : public Backend {
   void set_tuning(const Tuning& t);  // cuda_tuning.cpp
 
   std::shared_ptr<Allocator> allocator() override;
+  std::shared_ptr<Allocator> host_staging_allocator() override { return staging_; }
   std::size_t l2_bytes() const override { return dev_->props().l2_bytes; }
   void set_bconv_refined(bool on) override { bconv_refined_ = on; }
   MemoryReport memory_report() const override;
@@ -184,6 +186,7 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<Device> dev_;
   std::shared_ptr<DeviceAllocator> alloc_;
+  std::shared_ptr<PinnedHostAllocator> staging_;
   std::unique_ptr<StreamCapture> capture_;
   ForkState& fork_;            // dev_'s: the allocator follows the lanes too
   bool bconv_refined_ = true;  // Optimizations::bconv_refined (make_bconv)
