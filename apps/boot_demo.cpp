@@ -4,7 +4,8 @@
 //   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
 //                  [--evalmod-r r --evalmod-degree d] [--ratio b] [--phases] [--diagnose]
-//                  [--graph] [--profile]
+//                  [--graph] [--profile] [--dataflow D[/chunks]] [--tuning-dir DIR]
+//                  [--no-tuning-table]
 //
 // --ratio sets BootstrapConfig::message_ratio_bits (log2 q0 / Delta' at ModRaise);
 // --evalmod-r / --evalmod-degree fix EvalMod's double angles and cosine degree (K stays derived);
@@ -14,6 +15,11 @@
 // captures the bootstrapping once as a CUDA Graph (Context::capture) and replays it per input;
 // --profile wraps the last run's bootstrap in a profiler range (Backend::profiler_range), e.g. for
 // `ncu --profile-from-start off --metrics gpu__time_duration.sum theo_boot_demo ... --profile`.
+//
+// --dataflow fixes the key-switching dataflow of every level (DSOB, DPOB, DSOC/c, DPOC/c; default
+// auto: the tuning table of this device and preset, else the footprint model); --tuning-dir
+// names the table directory (default $XDG_CACHE_HOME/theodosian/tuning); --no-tuning-table makes
+// auto use the footprint model alone. The level plan lists each level's choice.
 //
 // --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
@@ -42,7 +48,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
-               "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph] [--profile]\n");
+               "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph] [--profile] "
+               "[--dataflow D[/chunks]] [--tuning-dir DIR] [--no-tuning-table]\n");
   return 2;
 }
 
@@ -118,6 +125,23 @@ int main(int argc, char** argv) {
       profile = true;
     } else if (a == "--insecure") {
       opts.allow_insecure = true;
+    } else if (a == "--no-tuning-table") {
+      opts.key_switching.tuning.use_table = false;
+    } else if (a == "--tuning-dir" || a == "--dataflow") {
+      const char* v = next();
+      if (!v) return usage();
+      if (a == "--tuning-dir") {
+        opts.key_switching.tuning.directory = v;
+        continue;
+      }
+      const std::string spec = v;
+      const auto slash = spec.find('/');
+      const auto d = theo::parse_dataflow(spec.substr(0, slash));
+      if (!d) return usage();
+      opts.key_switching.dataflow = *d;
+      if (slash != std::string::npos)
+        opts.key_switching.chunks =
+            static_cast<theo::u32>(std::strtoul(v + slash + 1, nullptr, 10));
     } else if (!a.empty() && a[0] != '-') {
       preset = a;
     } else {
@@ -129,6 +153,19 @@ int main(int argc, char** argv) {
     const auto setup_start = std::chrono::steady_clock::now();
     const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
+    {
+      // The key-switching dataflow of each level, and where the choice came from.
+      const theo::KeySwitchPlanner& planner = ctx->key_switch_planner();
+      const theo::TuningReport& tr = ctx->tuning_report();
+      std::printf("key switching (tuning table %s%s%s):", theo::tuning_load_status_name(tr.status),
+                  tr.file.empty() ? "" : ", ", tr.file.c_str());
+      for (theo::u32 l = 0; l <= ctx->max_level(); ++l) {
+        const theo::LevelDataflow& d = planner.dataflow(l);
+        std::printf(" %u:%s(%c)", l, theo::choice_name(d.choice).c_str(),
+                    theo::choice_source_name(d.source)[0]);
+      }
+      std::printf("\n");
+    }
     if (evalmod_r >= 0 || evalmod_degree >= 0) {
       theo::EvalModParams e;
       // The Bootstrapper's ModRaise lifts exactly: I varies like after a one-limb fast lift.

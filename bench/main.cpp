@@ -10,6 +10,7 @@
 
 #include "ablation_bench.h"
 #include "bench_case.h"
+#include "dataflows_bench.h"
 #include "host_info.h"
 #include "model_bench.h"
 #include "theo/backend/factory.h"
@@ -40,14 +41,23 @@ struct Options {
   // --ablation (see ablation_bench.h): the optimizations added one at a time.
   bool ablation = false;
   bool boot_reps_given = false, preset_given = false;
+  // --dataflows (see dataflows_bench.h): the dataflow study over the parameter grid.
+  bool dataflows = false;
+  bool check = false;
+  std::vector<GridCell> cells;
+  std::string tuning_dir;
 };
 
-std::vector<std::string> split(const std::string& s) {
+std::vector<std::string> split(const std::string& s, char sep = ',') {
   std::vector<std::string> parts;
   std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
+  for (std::string item; std::getline(ss, item, sep);)
     if (!item.empty()) parts.push_back(item);
   return parts;
+}
+
+std::vector<std::string> split_cells(const std::string& s) {
+  return split(s, ';');
 }
 
 [[noreturn]] void usage(const std::string& error) {
@@ -62,6 +72,10 @@ std::vector<std::string> split(const std::string& s) {
          "                  [--quick] [--threads T] [--out file.json]\n"
          "       theo_bench --ablation [--backend cuda|cpu] [--preset P] [--reps 30] [--warmup 5]\n"
          "                  [--boot-reps 10] [--gpu h100|h200|file] [--no-bootstrap] [--quick]\n"
+         "                  [--threads T] [--out file.json]\n"
+         "       theo_bench --dataflows [--backend cuda|cpu] [--cells N,L,D;N,L,D...] "
+         "[--insecure]\n"
+         "                  [--reps 10] [--warmup 2] [--tuning-dir D] [--check] [--quick]\n"
          "                  [--threads T] [--out file.json]\n";
   std::exit(2);
 }
@@ -71,8 +85,10 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--list" || a == "--model" || a == "--quick" || a == "--insecure" ||
-        a == "--no-bootstrap" || a == "--ablation") {
+        a == "--no-bootstrap" || a == "--ablation" || a == "--dataflows" || a == "--check") {
       o.ablation = o.ablation || a == "--ablation";
+      o.dataflows = o.dataflows || a == "--dataflows";
+      o.check = o.check || a == "--check";
       o.list = o.list || a == "--list";
       o.model = o.model || a == "--model";
       o.quick = o.quick || a == "--quick";
@@ -120,7 +136,17 @@ Options parse(int argc, char** argv) {
         o.seed = std::stoull(v);
       else if (a == "--out")
         o.out = v;
-      else
+      else if (a == "--tuning-dir")
+        o.tuning_dir = v;
+      else if (a == "--cells") {
+        for (const auto& c : split_cells(v)) {
+          const auto parts = split(c);
+          if (parts.size() != 3) usage("--cells wants N,L,D triples separated by ';'");
+          o.cells.push_back({static_cast<u32>(std::stoul(parts[0])),
+                             static_cast<u32>(std::stoul(parts[1])),
+                             static_cast<u32>(std::stoul(parts[2]))});
+        }
+      } else
         usage("unknown option " + a);
     } catch (const std::logic_error&) {
       usage("bad value '" + v + "' for " + a);
@@ -148,6 +174,25 @@ Options parse(int argc, char** argv) {
     if (m.boot_reps == 0 || m.passes == 0) usage("--boot-reps and --passes must be > 0");
   }
   return o;
+}
+
+// --dataflows' options from the shared flags; --quick: a smoke run (2 samples, no warm-up).
+DataflowsOptions dataflows_options(const Options& o) {
+  DataflowsOptions d;
+  d.backend = o.backend;
+  d.cells = o.cells;
+  d.insecure = o.model_opts.insecure;
+  d.threads = o.threads;
+  d.tuning_dir = o.tuning_dir;
+  d.check = o.check;
+  d.out = o.out;
+  if (o.quick) {
+    d.reps = 2;
+    d.warmup = 0;
+  }
+  if (o.reps_given) d.reps = o.reps;
+  if (o.warmup_given) d.warmup = o.warmup;
+  return d;
 }
 
 // --ablation's options from the shared flags; --quick: a smoke run (few samples, B <= 4).
@@ -283,6 +328,7 @@ int main(int argc, char** argv) {
     const theo::bench::Options o = theo::bench::parse(argc, argv);
     if (o.model) return theo::bench::run_model(o.model_opts);
     if (o.ablation) return theo::bench::run_ablation(theo::bench::ablation_options(o));
+    if (o.dataflows) return theo::bench::run_dataflows(theo::bench::dataflows_options(o));
     return theo::bench::run(o);
   } catch (const std::exception& e) {
     std::cerr << "theo_bench: " << e.what() << "\n";

@@ -33,6 +33,8 @@ target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp)
+# theo_bench --dataflows: the key-switching dataflows over the parameter grid (dataflows_bench.h).
+target_sources(theo_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/dataflows_bench.cpp)
 # theo_bench --ablation: the optimizations added one at a time (ablation_bench.h).
 target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ablation_steps.cpp
@@ -49,6 +51,26 @@ if(THEO_BUILD_TESTS)
   add_test(NAME theo_bench_ablation_cpu
            COMMAND theo_bench --ablation --preset test_boot_n12 --backend cpu --quick --threads 2)
   set_tests_properties(theo_bench_ablation_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 300)
+  # CI smoke test of `theo_bench --dataflows` on the CPU: one small (insecure) cell, every
+  # dataflow, outputs hashed against DPOB's.
+  add_test(NAME theo_bench_dataflows_cpu
+           COMMAND theo_bench --dataflows --backend cpu --cells 11,10,4 --insecure --quick --check
+                   --threads 2 --out ${CMAKE_BINARY_DIR}/dataflows-smoke/cpu-dataflows.json)
+  set_tests_properties(theo_bench_dataflows_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 120
+                       FAIL_REGULAR_EXPRESSION "differs from DPOB"
+                       FIXTURES_SETUP dataflows_json)
+  # bench/plot_dataflows.py on that JSON: the acceptance summary (and the heat map where
+  # matplotlib is installed).
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME plot_dataflows_cpu
+             COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/plot_dataflows.py
+                     ${CMAKE_BINARY_DIR}/dataflows-smoke/cpu-dataflows.json
+                     ${CMAKE_BINARY_DIR}/dataflows-smoke/cpu-dataflows.png --table)
+    set_tests_properties(plot_dataflows_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 60
+                         FIXTURES_REQUIRED dataflows_json
+                         PASS_REGULAR_EXPRESSION "model alone within 10%")
+  endif()
 endif()
 
 # theo_helr_bench: HELR training on the digits, ms per iteration with a phase breakdown, accuracy

@@ -343,13 +343,9 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   const u32 level = t.level();
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();
-  const ModUpDigits up = switcher_.mod_up(t.poly(2).cref(), level);
-  std::vector<ConstPolyRef> digits;
-  for (const RnsPoly& d : up.digits)
-    digits.push_back(d.cref());
   ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-  switcher_.stages().key_mult_add_scaled(digits, level, rlk.key(), ext.c0.ref(), ext.c1.ref(),
-                                         t.poly(0).cref(), t.poly(1).cref(), lv.p_mod_q);
+  switcher_.extend(t.poly(2).cref(), level, rlk.key(), ext.c0.ref(), ext.c1.ref(), t.poly(0).cref(),
+                   t.poly(1).cref(), lv.p_mod_q);
   const PolyRef parts[] = {ext.c0.ref(), ext.c1.ref()};
   std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, level);
   return Ciphertext(ctx_->id(), level - 1, t.scale() / lv.rescale_ratio, t.slots(),

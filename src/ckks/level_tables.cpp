@@ -1,6 +1,7 @@
 // Per-level tables of the Context: bases, default scales, key-switching digits with their BConv
 // plans, ModDown and rational-rescale constants.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -48,17 +49,28 @@ void build_digits(Backend& be, LevelData& lv, u32 q_max, u32 alpha, const Basis&
   }
 }
 
-// The chunk plans of output-chunked key switching (DigitPlan::to_digit / to_p), at the levels
-// where the planner runs a lone key switch as DPOC (KeySwitchPlanner::output_chunked).
-void build_chunk_plans(Backend& be, LevelData& lv, const Basis& p_basis) {
-  for (DigitPlan& d : lv.digits) {
-    const Basis src = lv.q_basis.slice(d.start, d.count);
-    for (const DigitPlan& c : lv.digits) {
-      d.to_digit.push_back(&c == &d ? nullptr
-                                    : be.make_bconv(src, lv.q_basis.slice(c.start, c.count)));
+// The tables of the output-chunked dataflows with `chunks` chunks: for every chunk and digit, the
+// chunk's limbs before and after the digit's own (within the chunk) as conversions from the digit.
+OutputChunkPlans build_output_chunks(Backend& be, const LevelData& lv, u32 alpha, u32 chunks) {
+  OutputChunkPlans o;
+  o.chunks = chunks;
+  o.ranges = output_chunks(lv.limbs + alpha, chunks);
+  for (const ChunkRange& r : o.ranges) {
+    std::vector<std::vector<ChunkPiece>> per_digit;
+    for (const DigitPlan& d : lv.digits) {
+      const Basis src = lv.q_basis.slice(d.start, d.count);
+      std::vector<ChunkPiece> pieces;
+      const u32 lo = r.first, hi = r.first + r.count;
+      const auto add = [&](u32 a, u32 b) {
+        if (a < b) pieces.push_back({a, b - a, be.make_bconv(src, lv.pq_basis.slice(a, b - a))});
+      };
+      add(lo, std::min(hi, d.start));
+      add(std::max(lo, d.start + d.count), hi);
+      per_digit.push_back(std::move(pieces));
     }
-    d.to_p = be.make_bconv(src, p_basis);
+    o.pieces.push_back(std::move(per_digit));
   }
+  return o;
 }
 
 void build_mod_down(Backend& be, const std::vector<u32>& primes, LevelData& lv,
@@ -180,13 +192,32 @@ void Context::build_levels() {
       lv.scale = std::sqrt(levels_[l - 1].scale * lv.rescale_ratio);
     }
   }
-  std::vector<LevelShape> shapes;
-  for (const LevelData& lv : levels_)
-    shapes.push_back({lv.limbs, static_cast<u32>(lv.digits.size())});
-  planner_ = std::make_unique<const KeySwitchPlanner>(policy_, backend_->l2_bytes(), ring_.n(),
-                                                      alpha_, std::move(shapes));
-  for (u32 l = 0; l < levels_.size(); ++l)
-    if (planner_->output_chunked(l)) build_chunk_plans(*backend_, levels_[l], p_basis);
+}
+
+const OutputChunkPlans* LevelData::chunk_plans(u32 chunks) const {
+  for (const OutputChunkPlans& o : output_chunk_plans)
+    if (o.chunks == chunks) return &o;
+  return nullptr;
+}
+
+void Context::build_output_chunk_plans(bool every_count) {
+  const KeySwitchOptions& ks = policy_.key_switching();
+  for (u32 l = 0; l < levels_.size(); ++l) {
+    LevelData& lv = levels_[l];
+    std::vector<u32> counts;
+    const DataflowChoice& c = planner_->dataflow(l).choice;
+    if (is_chunked(c.dataflow)) counts.push_back(c.chunks);
+    const bool prepared =
+        ks.prepare_all &&
+        (ks.prepare_levels.empty() || std::find(ks.prepare_levels.begin(), ks.prepare_levels.end(),
+                                                l) != ks.prepare_levels.end());
+    if (every_count || prepared)
+      for (u32 k = kMinChunks; k <= kMaxChunks; ++k)
+        counts.push_back(k);
+    for (const u32 k : counts)
+      if (lv.chunk_plans(k) == nullptr)
+        lv.output_chunk_plans.push_back(build_output_chunks(*backend_, lv, alpha_, k));
+  }
 }
 
 }  // namespace theo

@@ -10,6 +10,7 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/keyswitch/stages.cpp
   ${CMAKE_CURRENT_LIST_DIR}/keyswitch/dataflows.cpp
   ${CMAKE_CURRENT_LIST_DIR}/keyswitch/key_switcher.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/key_switch_tuning.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rescaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/evaluator_rotate.cpp

@@ -45,6 +45,8 @@ Environment Environment::read() {
   env.ntt_rows_resident = decimal("THEO_NTT_ROWS_RESIDENT");
   env.ntt_rows_persistent_tiles = decimal("THEO_NTT_ROWS_PERSISTENT_TILES");
   env.ntt_cols_wide = decimal("THEO_NTT_COLS_WIDE");
+  env.xdg_cache_home = text("XDG_CACHE_HOME");
+  env.home = text("HOME");
   return env;
 }
 

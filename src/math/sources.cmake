@@ -4,6 +4,7 @@ list(APPEND THEO_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security.cpp
   ${CMAKE_CURRENT_LIST_DIR}/prime_system.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/parameter_grid.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bigint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/prng.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fingerprint.cpp

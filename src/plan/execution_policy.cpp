@@ -14,6 +14,11 @@ ExecutionPolicy ExecutionPolicy::make(const ExecutionRequest& request, const Env
   o.fusion = o.fusion && env.fusion;
   o.graphs = o.graphs && request.graphs && env.graphs;
   o.output_chunking = o.output_chunking && env.output_chunking && o.multi_poly_caching && o.fusion;
+  validate(request.key_switching);
+  p.key_switching_ = request.key_switching;
+  if (p.key_switching_.tuning.directory.empty())
+    p.key_switching_.tuning.directory =
+        default_tuning_dir(env.xdg_cache_home.c_str(), env.home.c_str());
   return p;
 }
 

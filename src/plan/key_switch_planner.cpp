@@ -9,22 +9,6 @@
 
 namespace theo {
 
-std::string_view dataflow_name(Dataflow d) {
-  switch (d) {
-    case Dataflow::kAuto:
-      return "auto";
-    case Dataflow::kDSOB:
-      return "DSOB";
-    case Dataflow::kDPOB:
-      return "DPOB";
-    case Dataflow::kDSOC:
-      return "DSOC";
-    case Dataflow::kDPOC:
-      return "DPOC";
-  }
-  return "?";
-}
-
 KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, u32 n) {
   const std::size_t limb = std::size_t{n} * sizeof(u32);
   const std::size_t l = limbs, a = alpha;
@@ -36,13 +20,40 @@ KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, 
 }
 
 KeySwitchPlanner::KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes,
-                                   u32 n, u32 alpha, std::vector<LevelShape> levels)
+                                   u32 n, u32 alpha, std::vector<LevelShape> levels,
+                                   const TuningTable* table)
     : opt_(policy.optimizations()),
       cache_bytes_(policy.optimizations().cache_bytes != 0 ? policy.optimizations().cache_bytes
                                                            : device_l2_bytes),
       n_(n),
       alpha_(alpha),
-      levels_(std::move(levels)) {}
+      levels_(std::move(levels)) {
+  std::vector<KeySwitchShape> shapes;
+  for (u32 l = 0; l < levels_.size(); ++l)
+    shapes.push_back(key_switch_shape(l));
+  // Without multi-poly caching nothing is planned by the cache: the model keeps DPOB.
+  const std::size_t model_cache = opt_.multi_poly_caching ? cache_bytes_ : 0;
+  const KeySwitchOptions& ks = policy.key_switching();
+  selection_ = select_dataflows(ks, shapes, model_cache, table);
+  if (ks.dataflow == Dataflow::kAuto && opt_.output_chunking) {
+    for (u32 l = 0; l < levels_.size(); ++l) {
+      LevelDataflow& d = selection_[l];
+      if (d.source == ChoiceSource::kModel && levels_[l].digits > 1 && cache_bytes_ != 0 &&
+          footprint(l).mod_up > cache_bytes_)
+        d.choice = {Dataflow::kDPOC, std::min<u32>(levels_[l].digits + 1, kMaxChunks)};
+    }
+  }
+}
+
+KeySwitchShape KeySwitchPlanner::key_switch_shape(u32 level) const {
+  const LevelShape& s = shape(level);
+  return {s.limbs, s.digits, alpha_, n_};
+}
+
+const LevelDataflow& KeySwitchPlanner::dataflow(u32 level) const {
+  shape(level);  // throws for a level that does not exist
+  return selection_[level];
+}
 
 const LevelShape& KeySwitchPlanner::shape(u32 level) const {
   if (level >= levels_.size()) {
@@ -81,9 +92,7 @@ u32 KeySwitchPlanner::mod_up_digit_groups(u32 level, std::size_t inputs) const {
 }
 
 bool KeySwitchPlanner::output_chunked(u32 level) const {
-  const LevelShape& s = shape(level);
-  return opt_.output_chunking && s.digits > 1 && cache_bytes_ != 0 &&
-         footprint(level).mod_up > cache_bytes_;
+  return is_chunked(dataflow(level).choice.dataflow);
 }
 
 ModUpSchedule KeySwitchPlanner::mod_up(u32 level, std::size_t inputs) const {
@@ -103,9 +112,9 @@ KeySwitchPlan KeySwitchPlanner::plan(u32 level, std::size_t switches, u32 batch)
   p.batch = batch != 0 ? batch : batch_size(switches, footprint(level).per_switch());
   const std::size_t first = std::min<std::size_t>(p.batch, std::max<std::size_t>(switches, 1));
   p.mod_up = mod_up(level, first);
-  if (first == 1 && output_chunked(level)) {
-    p.dataflow = Dataflow::kDPOC;
-    p.chunks = shape(level).digits + 1;
+  if (first == 1) {
+    p.dataflow = selection_[level].choice.dataflow;
+    p.chunks = selection_[level].choice.chunks;
   }
   p.streams = opt_.pipelining ? 2 : 1;
   p.mod_down_together = opt_.multi_poly_caching;

@@ -10,12 +10,15 @@
 
 namespace theo::test {
 
+// No tuning table of the machine running the tests is read: Auto takes the footprint model.
 inline ContextPtr context_with(BackendChoice backend, const ParameterSet& p,
-                               const Optimizations& opt) {
+                               const Optimizations& opt, const KeySwitchOptions& ks = {}) {
   ContextOptions o;
   o.backend = backend;
   o.allow_insecure = true;
   o.optimizations = opt;
+  o.key_switching = ks;
+  o.key_switching.tuning.use_table = false;
   return Context::create(p, o);
 }
 
@@ -29,8 +32,9 @@ inline std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
 // Keys (relinearization, Galois elements of 1, -2, 5, 3 and conjugation) and inputs at two
 // levels: a[i], b[i] at the top, low one level below.
 struct KeySwitchFixture {
-  KeySwitchFixture(BackendChoice backend, const ParameterSet& p, const Optimizations& opt)
-      : ctx(context_with(backend, p, opt)),
+  KeySwitchFixture(BackendChoice backend, const ParameterSet& p, const Optimizations& opt,
+                   const KeySwitchOptions& ks = {})
+      : ctx(context_with(backend, p, opt, ks)),
         kg(ctx, seed_of(42)),
         sk(kg.create_secret_key()),
         rlk(kg.create_relin_key(sk)),

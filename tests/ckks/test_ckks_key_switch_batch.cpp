@@ -21,14 +21,20 @@ ContextPtr context_with(const ParameterSet& p, const Optimizations& opt) {
   return test::context_with(BackendChoice::kCpu, p, opt);
 }
 
+KeySwitchOptions dpob_only() {
+  KeySwitchOptions ks;
+  ks.dataflow = Dataflow::kDPOB;
+  return ks;
+}
+
 u64 hash_ext(const Context& ctx, const ExtendedCiphertext& e) {
   return hash_poly(ctx, e.c0, hash_poly(ctx, e.c1));
 }
 
 // One CPU Context with fixed seeds: keys, inputs at two levels.
 struct Fixture : KeySwitchFixture {
-  Fixture(const ParameterSet& p, const Optimizations& opt)
-      : KeySwitchFixture(BackendChoice::kCpu, p, opt) {}
+  Fixture(const ParameterSet& p, const Optimizations& opt, const KeySwitchOptions& ks = {})
+      : KeySwitchFixture(BackendChoice::kCpu, p, opt, ks) {}
 };
 
 // Every mechanism that schedules key switches, hashed.
@@ -232,36 +238,33 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
             1u);  // without multi-poly caching mod_up is not scheduled by the cache
 }
 
-// Output chunking (the DPOC dataflow) exactly where the ModUp working set exceeds
-// the cache, and the words of the output-bulk order at every level, with and without pipelining.
+// Output chunking (Optimizations::output_chunking: with Dataflow::kAuto, DPOC with digits + 1
+// chunks) exactly where the ModUp working set exceeds the cache, and the words of the
+// output-bulk order at every level, with and without pipelining.
 TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   const ParameterSet p = generated_params(12, 5);
-  Fixture bulk(p, with(true, true, true, 1));
+  Fixture bulk(p, with(true, true, true, 1), dpob_only());
   Optimizations on_opt = with(true, true, true, 1);
   on_opt.output_chunking = true;
   Optimizations serial_opt = on_opt;
   serial_opt.pipelining = false;
   Fixture on(p, on_opt), serial(p, serial_opt);
   const Context& ctx = *on.ctx;
-  const KeySwitcher& switcher = on.ev.key_switcher();
-  const KeySwitchPlanner& ks = switcher.planner();
-  EXPECT_FALSE(bulk.ev.key_switcher().planner().output_chunked(bulk.top));  // the switch is off
+  const KeySwitchPlanner& ks = on.ev.key_switcher().planner();
+  EXPECT_FALSE(bulk.ev.key_switcher().planner().output_chunked(bulk.top));  // DPOB asked for
   u32 chunked_levels = 0;
   for (u32 level = 0; level <= on.top; ++level) {
     const LevelData& lv = ctx.level(level);
-    // A cache of one byte holds nothing: every level with two digits or more is chunked.
-    EXPECT_EQ(ks.output_chunked(level), lv.digits.size() > 1) << "level " << level;
-    if (!ks.output_chunked(level)) {
-      RnsPoly o0 = ctx.backend().make_poly(lv.q_basis), o1 = ctx.backend().make_poly(lv.q_basis);
-      KeySwitchPlan chunked;
-      chunked.dataflow = Dataflow::kDPOC;
-      const ConstPolyRef in[] = {o0.cref()};
-      const SwitchingKey* keys[] = {&on.rlk.key()};
-      const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
-      EXPECT_THROW(switcher.switch_keys(in, keys, level, out0, out1, chunked), ParameterError);
-      continue;
+    // A cache of one byte holds nothing: every level with two digits or more is DPOC; the others
+    // keep the footprint model's choice.
+    const DataflowChoice c = ks.dataflow(level).choice;
+    if (lv.digits.size() > 1) {
+      EXPECT_EQ(c, (DataflowChoice{Dataflow::kDPOC, static_cast<u32>(lv.digits.size()) + 1}))
+          << "level " << level;
+      ++chunked_levels;
+    } else {
+      EXPECT_EQ(c, model_choice(ks.key_switch_shape(level), 1)) << "level " << level;
     }
-    ++chunked_levels;
     // A fresh random input each run (the keys are seeded: the three contexts must agree).
     std::vector<u32> words(std::size_t{lv.limbs} * ctx.n());
     std::mt19937_64 rng(std::random_device{}());
@@ -286,9 +289,9 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
             hash_ct(*bulk.ctx, bulk.ev.multiply(bulk.a[0], bulk.b[0], bulk.rlk)));
   EXPECT_EQ(hash_ct(ctx, on.ev.rotate(on.a[1], 5, on.gk)),
             hash_ct(*bulk.ctx, bulk.ev.rotate(bulk.a[1], 5, bulk.gk)));
-  // A cache that holds the top level's ModUp: not chunked there.
+  // A cache that holds the top level's ModUp twice over: not chunked there.
   Optimizations roomy = on_opt;
-  roomy.cache_bytes = ks.footprint(on.top).mod_up;
+  roomy.cache_bytes = 2 * ks.footprint(on.top).mod_up;
   EXPECT_FALSE(Fixture(p, roomy).ev.key_switcher().planner().output_chunked(on.top));
 }
 

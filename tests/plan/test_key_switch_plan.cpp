@@ -60,7 +60,21 @@ TEST(KeySwitchPlan, PlansWithoutABackend) {
   EXPECT_FALSE(serial.mod_down_together);
   EXPECT_EQ(planner_of(Optimizations::none(), 0).plan(1, 1).streams, 1u);
 
-  // Output chunking: a lone key switch at a level whose ModUp exceeds the cache runs DPOC.
+  // Dataflow::kAuto without a table: the footprint model. DPOB where twice its footprint fits,
+  // else DPOC with the fewest chunks that fit: 12 + 3 ceil(16 / c) limbs of 2 x 16 KiB within
+  // f.mod_up (60 limbs) gives c = 3.
+  EXPECT_EQ(all.dataflow(1).choice, kDefaultChoice);
+  EXPECT_EQ(all.dataflow(1).source, ChoiceSource::kModel);
+  const KeySwitchPlanner modelled = planner_of(Optimizations::all(), f.mod_up);
+  EXPECT_EQ(modelled.dataflow(1).choice, (DataflowChoice{Dataflow::kDPOC, 3}));
+  EXPECT_EQ(modelled.plan(1, 1).dataflow, Dataflow::kDPOC);
+  EXPECT_EQ(modelled.plan(1, 1).chunks, 3u);
+  EXPECT_EQ(modelled.plan(1, 2, 2).dataflow, Dataflow::kDPOB);  // batches: DPOB over the batch
+  EXPECT_FALSE(modelled.output_chunked(0));
+  EXPECT_TRUE(modelled.output_chunked(1));
+
+  // Output chunking (Optimizations::output_chunking): with Auto, a lone key switch at a level
+  // whose ModUp exceeds the cache runs DPOC with digits + 1 chunks.
   Optimizations chunking = Optimizations::all();
   chunking.output_chunking = true;
   const KeySwitchPlanner small = planner_of(chunking, f.mod_up - 1);
@@ -70,8 +84,59 @@ TEST(KeySwitchPlan, PlansWithoutABackend) {
   EXPECT_EQ(lone.dataflow, Dataflow::kDPOC);
   EXPECT_EQ(lone.chunks, 4u);  // P, then each of the three digits' own limbs
   EXPECT_EQ(small.plan(1, 2, 2).dataflow, Dataflow::kDPOB);
-  EXPECT_FALSE(planner_of(chunking, f.mod_up).output_chunked(1));
-  EXPECT_FALSE(planner_of(chunking, 0).output_chunked(1));  // no cache known (CPU)
+  // Where the ModUp fits, the model's choice stands.
+  EXPECT_EQ(planner_of(chunking, f.mod_up).dataflow(1).choice,
+            (DataflowChoice{Dataflow::kDPOC, 3}));
+  EXPECT_FALSE(planner_of(chunking, 0).output_chunked(1));  // no cache known (CPU): DPOB
+  EXPECT_FALSE(planner_of(Optimizations::none(), 1).output_chunked(1));  // no caching: DPOB
+}
+
+ExecutionPolicy policy_with(const KeySwitchOptions& ks) {
+  ExecutionRequest r;
+  r.key_switching = ks;
+  return ExecutionPolicy::make(r, Environment::none());
+}
+
+// A fixed dataflow at every level; Auto takes the tuning table where it has the level.
+TEST(KeySwitchPlan, DataflowSelection) {
+  KeySwitchOptions fixed;
+  fixed.dataflow = Dataflow::kDSOC;
+  fixed.chunks = 5;
+  const KeySwitchPlanner f(policy_with(fixed), 40u << 20, 1u << 12, 4, {{3, 1}, {12, 3}});
+  for (u32 l = 0; l < 2; ++l) {
+    EXPECT_EQ(f.dataflow(l).choice, (DataflowChoice{Dataflow::kDSOC, 5}));
+    EXPECT_EQ(f.dataflow(l).source, ChoiceSource::kFixed);
+    EXPECT_EQ(f.plan(l, 1).dataflow, Dataflow::kDSOC);
+    EXPECT_EQ(f.plan(l, 1).chunks, 5u);
+  }
+  EXPECT_THROW(f.dataflow(2), LevelError);
+
+  TuningKey key;
+  key.log_n = 12;
+  key.alpha = 4;
+  key.levels = {{3, 1, 4, 1u << 12}, {12, 3, 4, 1u << 12}};
+  TuningTable table(key);
+  table.set_level({1, {{kDefaultChoice, 10.0}, {{Dataflow::kDSOB, 1}, 8.0}}});
+  const KeySwitchPlanner t(policy_with({}), 40u << 20, 1u << 12, 4, {{3, 1}, {12, 3}}, &table);
+  EXPECT_EQ(t.dataflow(0).source, ChoiceSource::kModel);
+  EXPECT_EQ(t.dataflow(1).source, ChoiceSource::kTable);
+  EXPECT_EQ(t.plan(1, 1).dataflow, Dataflow::kDSOB);
+  EXPECT_EQ(t.key_switch_shape(1), key.levels[1]);
+
+  // Bad options are refused when the policy is made.
+  KeySwitchOptions bad;
+  bad.dataflow = Dataflow::kDPOB;
+  bad.chunks = 4;
+  EXPECT_THROW(policy_with(bad), ParameterError);
+  // The default tuning directory comes from the environment as read.
+  Environment env;
+  env.xdg_cache_home = "/cache";
+  ExecutionRequest r;
+  EXPECT_EQ(ExecutionPolicy::make(r, env).key_switching().tuning.directory,
+            std::filesystem::path("/cache/theodosian/tuning"));
+  r.key_switching.tuning.directory = "/mine";
+  EXPECT_EQ(ExecutionPolicy::make(r, env).key_switching().tuning.directory,
+            std::filesystem::path("/mine"));
 }
 
 TEST(KeySwitchPlan, WorkLanes) {
@@ -140,8 +205,11 @@ TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
   EXPECT_EQ(run(&forced), want);
   forced.mod_up = {.digit_groups = 3, .transform_per_group = false, .input_by_input = true};
   EXPECT_EQ(run(&forced), want);
-  for (const Dataflow df : {Dataflow::kDSOB, Dataflow::kDSOC, Dataflow::kDPOC}) {
-    forced.dataflow = df;  // DPOC: no chunk plans without output chunking
+  forced.dataflow = Dataflow::kDSOB;  // digit-serial: the digits' own conversion tables
+  EXPECT_EQ(run(&forced), want);
+  for (const Dataflow df : {Dataflow::kDSOC, Dataflow::kDPOC}) {
+    forced.dataflow = df;  // no chunk tables: this Context's selection (DPOB) needs none
+    forced.chunks = 3;
     EXPECT_THROW(run(&forced), ParameterError) << dataflow_name(df);
   }
 }

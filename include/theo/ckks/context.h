@@ -7,6 +7,7 @@
 // Level l with level_config[l] = {m, t} is the contiguous id window [T - t, T + m).
 
 #include <array>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "theo/math/params.h"
 #include "theo/plan/execution_policy.h"
 #include "theo/plan/key_switch_plan.h"
+#include "theo/plan/tuning_table.h"
 #include "theo/ring/backend.h"
 
 namespace theo {
@@ -41,6 +43,10 @@ struct ContextOptions {
   std::function<std::unique_ptr<Backend>(std::unique_ptr<Backend>)> wrap_backend;
   // The memory-hierarchy optimizations, each switchable for the ablation (bit-exact either way).
   Optimizations optimizations;
+  // The key-switching dataflow of each level: Dataflow::kAuto (default: the tuning table of this
+  // device and parameter set where it has the level, else the footprint model) or a fixed one,
+  // and where tuning tables live (theo/plan/dataflow_selection.h, docs/dataflows.md).
+  KeySwitchOptions key_switching;
 };
 
 // One key-switching digit at one level: the level's limbs [start, start + count), which are the
@@ -55,12 +61,24 @@ struct DigitPlan {
   // followed by P. Together they cover (Q_l u P) minus the digit, as two contiguous slices.
   std::shared_ptr<const BConvPlan> to_before;
   std::shared_ptr<const BConvPlan> to_after;
-  // Output-chunked key switching (the DPOC dataflow), built only at the levels where the planner
-  // chunks (KeySwitchPlanner::output_chunked): digit -> the limbs of digit c ([c]; null for the
-  // digit itself), and digit -> P. The rows of to_before / to_after for those limbs, as plans of
-  // their own.
-  std::vector<std::shared_ptr<const BConvPlan>> to_digit;
-  std::shared_ptr<const BConvPlan> to_p;
+};
+
+// One digit's conversion onto one output chunk of Q_l u P: the chunk's limbs outside the digit's
+// own, [first, first + count) of Q_l u P, converted from the digit by `plan` (the rows of
+// to_before / to_after for those limbs, as a plan of its own).
+struct ChunkPiece {
+  u32 first = 0;
+  u32 count = 0;
+  std::shared_ptr<const BConvPlan> plan;
+};
+
+// The tables of the output-chunked dataflows (DSOC, DPOC) with `chunks` chunks at one level:
+// chunk j covers the limbs ranges[j] of Q_l u P (output_chunks(limbs + alpha, chunks)), and
+// pieces[j][k] converts digit k onto it (at most two pieces: before and after the digit's limbs).
+struct OutputChunkPlans {
+  u32 chunks = 0;
+  std::vector<ChunkRange> ranges;
+  std::vector<std::vector<std::vector<ChunkPiece>>> pieces;  // [chunk][digit]
 };
 
 // Rational rescale from level l to l-1: leaving primes L = S_l \ S_{l-1} are divided out,
@@ -109,6 +127,20 @@ struct LevelData {
   // Every digit's intt_post_consts side by side (the digits tile S_l in order): one INTT of the
   // whole input serves all digits of a ModUp.
   std::vector<u32> mod_up_intt_consts;
+  // Output-chunked key switching, built for the chunk counts the level's dataflow uses (and for
+  // every count with KeySwitchOptions::prepare_all).
+  std::vector<OutputChunkPlans> output_chunk_plans;
+  // The tables for `chunks` chunks, or null where they were not built.
+  const OutputChunkPlans* chunk_plans(u32 chunks) const;
+};
+
+// What became of the key-switch tuning table when a Context was made.
+struct TuningReport {
+  std::filesystem::path file;  // where the table of this device and set lives (empty: no directory)
+  TuningLoadStatus status = TuningLoadStatus::kMissing;
+  std::string message;     // the warning given (corrupted, stale, unreadable), else empty
+  bool tuned = false;      // measured while the Context was made (TuningOptions::tune_if_missing)
+  std::string save_error;  // why the measured table could not be written, else empty
 };
 
 class Context : public std::enable_shared_from_this<Context> {
@@ -158,9 +190,21 @@ class Context : public std::enable_shared_from_this<Context> {
   // docs/graphs.md). fn does not run now; its work runs at each Graph::replay().
   Graph capture(std::function<void()> fn) const;
 
+  // What a key-switch tuning table of this Context must match: the device, the parameter set's
+  // fingerprint and every level's key-switch shape (theo/plan/tuning_table.h).
+  TuningKey tuning_key() const;
+  // The table's file and what became of it at creation.
+  const TuningReport& tuning_report() const { return tuning_report_; }
+
  private:
   Context(const ParameterSet& params, const ContextOptions& options);
   void build_levels();
+  // The planner (with the tuning table, if one is used) and the output-chunk tables it needs.
+  // Returns true when the table should be measured now (tune_if_missing and no valid table); the
+  // tables of every candidate are then built.
+  bool plan_key_switching();
+  void set_planner(const TuningTable* table);
+  void build_output_chunk_plans(bool every_count);
 
   u64 id_ = 0;
   ParameterSet params_;
@@ -174,6 +218,7 @@ class Context : public std::enable_shared_from_this<Context> {
   u32 dnum_ = 0;
   std::vector<LevelData> levels_;
   std::unique_ptr<const KeySwitchPlanner> planner_;
+  TuningReport tuning_report_;
 };
 
 using ContextPtr = std::shared_ptr<const Context>;

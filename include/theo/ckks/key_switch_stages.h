@@ -58,13 +58,18 @@ class KeySwitchStages {
   // ModUp's first step alone (output-chunked dataflows): the INTT of the whole input, out of
   // place, with every digit's BConv constants; the coefficients every chunk converts from.
   RnsPoly mod_up_coefficients(ConstPolyRef input, u32 level) const;
-  // ModUp onto one output chunk (the P limbs, or one digit's own limbs, of Q_l u P): every digit
-  // but `own` (a digit index; the digit count for the P chunk, which owns no digit) converted from
-  // `coeffs` (mod_up_coefficients) with the level's chunk plans (DigitPlan::to_digit / to_p) and
-  // NTT'd into chunk[k], that digit's words on the chunk's limbs (one per digit; chunk[own] is
-  // not written). ParameterError at a level without chunk plans.
-  void mod_up_chunk(ConstPolyRef coeffs, u32 level, std::size_t own,
-                    std::span<const PolyRef> chunk) const;
+  // ModUp's first step for one digit (digit-serial dataflows): the INTT of digit `digit`'s limbs
+  // of `input`, out of place into `coeffs` (over the digit's limbs), with its BConv constants.
+  void mod_up_digit_coefficients(ConstPolyRef input, u32 level, std::size_t digit,
+                                 PolyRef coeffs) const;
+  // ModUp's conversions onto a target range of Q_l u P: for each i, digit digits[i] converted
+  // from its coefficients coeffs[i] (over the digit's limbs) onto the target's limbs outside the
+  // digit's own, then NTT'd, into out[i]. The target is the whole of Q_l u P (plans null: the
+  // digit's to_before / to_after; out[i] over Q_l u P) or output chunk `chunk` of `plans` (out[i]
+  // over the chunk's limbs of Q_l u P). Limbs of the digit's own are not written.
+  void mod_up_convert(std::span<const std::size_t> digits, std::span<const ConstPolyRef> coeffs,
+                      u32 level, const OutputChunkPlans* plans, std::size_t chunk,
+                      std::span<const PolyRef> out) const;
 
   // ---- Stage 2: KeyMult ------------------------------------------------------------------------
   // digits: the ModUp digits of one input (over Q_l u P). out0 / out1 (over Q_l u P) receive
@@ -97,10 +102,15 @@ class KeySwitchStages {
   void key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
                            const SwitchingKey& key, std::span<const PolyRef> out0,
                            std::span<const PolyRef> out1) const;
-  // KeyMult of one output chunk: digits[k] holds digit k's limbs [first, first + count) of
-  // Q_l u P (a range inside Q_l or inside P); the sums go to those limbs of out0 / out1.
-  void key_mult_chunk(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                      u32 first, u32 count, PolyRef out0, PolyRef out1) const;
+  // KeyMult of some digits on the limbs [first, first + count) of Q_l u P (a range inside Q_l or
+  // inside P): out0 / out1 (those limbs) = sum_i data[i] * (b, a) of digit digits[i]'s key chunk,
+  // + s * a0 / + s * a1 when a0 has words (a0, a1 over those limbs, s one constant per limb; the
+  // accumulation of digit-serial KeyMult and relinearization's P d terms). out0 / out1 alias
+  // neither data nor a0 / a1.
+  void key_mult_range(std::span<const std::size_t> digits, std::span<const ConstPolyRef> data,
+                      u32 level, const SwitchingKey& key, u32 first, u32 count, PolyRef out0,
+                      PolyRef out1, ConstPolyRef a0 = {}, ConstPolyRef a1 = {},
+                      std::span<const u32> s = {}) const;
 
   // ---- Stage 3: ModDown ------------------------------------------------------------------------
   // in[i] (over Q_l u P, clobbered) -> out[i] (over Q_l), every poly in one pass. out may be a

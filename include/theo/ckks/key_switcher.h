@@ -6,8 +6,8 @@
 //                                              against the device's L2 cache)
 //   computed  theo/ckks/key_switch_stages.h   KeySwitchStages: ModUp, KeyMult, ModDown over
 //                                              batches of polynomials
-//   arranged  src/ckks/keyswitch/dataflows.cpp one function per dataflow (DPOB, DPOC) running a
-//                                              plan's batch through the stages
+//   arranged  src/ckks/keyswitch/dataflows.cpp one function per dataflow (DSOB, DPOB, DSOC,
+//                                              DPOC) running a plan's batch through the stages
 // Every plan computes the same words: d switched with key gives ModDown(KeyMult(ModUp(d), key)).
 
 #include <memory>
@@ -39,6 +39,13 @@ class KeySwitcher {
   void switch_keys(std::span<const ConstPolyRef> d, std::span<const SwitchingKey* const> keys,
                    u32 level, std::span<const PolyRef> out0, std::span<const PolyRef> out1,
                    const KeySwitchPlan& plan) const;
+
+  // Stages 1 and 2 of one key switch as the level's dataflow arranges them: ext0 / ext1 (over
+  // Q_l u P) = KeyMult(ModUp(d), key), + s a0 / + s a1 on the Q_l limbs when a0 has words
+  // (a0, a1 over Q_l, s one constant per limb: relinearization merged with ModDown adds P d_0 and
+  // P d_1 there). ModDown is the caller's (e.g. merged with a rescale).
+  void extend(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef ext0, PolyRef ext1,
+              ConstPolyRef a0 = {}, ConstPolyRef a1 = {}, std::span<const u32> s = {}) const;
 
   // Hoisted rotations, in two steps. ModUp as planned, once per input (inputs unchanged)...
   std::vector<ModUpDigits> mod_up(std::span<const ConstPolyRef> inputs, u32 level) const;

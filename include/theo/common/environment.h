@@ -1,6 +1,7 @@
 #pragma once
-// The THEO_* environment variables the library honours, read by Environment::read(), the one place
-// in the library that calls getenv (docs/configuration.md has the table).
+// The THEO_* environment variables the library honours (and XDG_CACHE_HOME / HOME for the default
+// tuning-table directory), read by Environment::read(), the one place in the library that calls
+// getenv (docs/configuration.md has the table).
 //
 // Nothing deep in the library reads them. Context::create reads them once into its
 // ExecutionPolicy (theo/plan/execution_policy.h), which is immutable afterwards: changing a
@@ -34,6 +35,10 @@ struct Environment {
   std::optional<u32> ntt_rows_resident;
   std::optional<u32> ntt_rows_persistent_tiles;
   std::optional<u32> ntt_cols_wide;
+  // XDG_CACHE_HOME, HOME: where key-switch tuning tables live by default
+  // ($XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning; default_tuning_dir).
+  std::string xdg_cache_home;
+  std::string home;
 
   // The variables as the process environment has them now.
   static Environment read();

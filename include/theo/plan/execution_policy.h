@@ -9,6 +9,7 @@
 
 #include "theo/backend/factory.h"
 #include "theo/common/environment.h"
+#include "theo/plan/dataflow_selection.h"
 #include "theo/plan/optimizations.h"
 
 namespace theo {
@@ -19,6 +20,7 @@ struct ExecutionRequest {
   unsigned threads = 0;
   bool graphs = true;
   Optimizations optimizations;
+  KeySwitchOptions key_switching;
 };
 
 class ExecutionPolicy {
@@ -26,7 +28,9 @@ class ExecutionPolicy {
   // The request with the environment applied: THEO_BACKEND resolves kAuto, THEO_FUSION /
   // THEO_OUTPUT_CHUNKING / THEO_GRAPHS = 0 turn their mechanism off, THEO_PDL / THEO_NTT_* become
   // kernel tuning overrides. Output chunking is in effect only with fusion and multi-poly caching
-  // (its chunk stages are built from both).
+  // (its chunk stages are built from both). The key-switching options are checked
+  // (ParameterError) and an empty tuning directory becomes default_tuning_dir() of the
+  // environment's XDG_CACHE_HOME / HOME.
   static ExecutionPolicy make(const ExecutionRequest& request, const Environment& env);
 
   // The backend to make (implementation, threads, kernel tuning).
@@ -41,6 +45,9 @@ class ExecutionPolicy {
   // Context::capture records a graph (ContextOptions::graphs, Optimizations::graphs and
   // THEO_GRAPHS all on); otherwise a Graph runs its function again at each replay.
   bool graphs() const { return opt_.graphs; }
+  // The key-switching dataflow request and where tuning tables live
+  // (theo/plan/dataflow_selection.h).
+  const KeySwitchOptions& key_switching() const { return key_switching_; }
   // The environment as it was read at creation.
   const Environment& environment() const { return env_; }
 
@@ -48,6 +55,7 @@ class ExecutionPolicy {
   ExecutionPolicy() = default;
   BackendRequest backend_;
   Optimizations opt_;
+  KeySwitchOptions key_switching_;
   Environment env_;
 };
 

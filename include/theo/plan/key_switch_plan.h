@@ -5,30 +5,22 @@
 // Backend op: shapes and device facts in, a KeySwitchPlan out. The dataflows of ckks/keyswitch/
 // execute a plan; every plan computes the same words.
 //
-// Dataflows (Nozaki et al., "Dataflow-Oriented Classification and Performance Analysis of
-// GPU-Accelerated Homomorphic Encryption", papers/dataflow-classification-gpu-ckks.md): digits
-// processed one after another (DigitSerial) or together (DigitParallel), the output limbs of
-// ModUp -> KeyMult produced in one pass (OutputBulk) or one chunk at a time (OutputChunked).
+// Dataflows (theo/plan/dataflow.h): a lone key switch at a level runs the dataflow the level's
+// selection names (theo/plan/dataflow_selection.h: fixed, or Dataflow::kAuto from the tuning
+// table or the footprint model); a batch of independent key switches runs digit-parallel and
+// output-bulk over the batch (multi-polynomial caching: each stage one set of launches over all
+// of them).
 
 #include <cstddef>
 #include <string_view>
 #include <vector>
 
 #include "theo/common.h"
+#include "theo/plan/dataflow.h"
+#include "theo/plan/dataflow_selection.h"
 #include "theo/plan/execution_policy.h"
 
 namespace theo {
-
-enum class Dataflow {
-  kAuto,  // the planner's choice
-  kDSOB,  // digit-serial, output-bulk
-  kDPOB,  // digit-parallel, output-bulk: every digit's ModUp, then one KeyMult pass
-  kDSOC,  // digit-serial, output-chunked
-  kDPOC,  // digit-parallel, output-chunked: ModUp's BConv -> NTT -> KeyMult one output chunk
-          // (the P limbs, then each digit's own limbs) at a time over all digits
-};
-// "auto", "DSOB", "DPOB", "DSOC", "DPOC".
-std::string_view dataflow_name(Dataflow d);
 
 // The footprint model of L2-aware multi-polynomial caching (Theodosian §IV-A, Table III): the
 // bytes a stage of one key switch at a level writes and reads again within the stage, which is
@@ -70,8 +62,8 @@ struct KeySwitchPlan {
   // Key switches that run as one batch (each stage one set of launches over all of them).
   u32 batch = 1;
   ModUpSchedule mod_up;
-  // Output chunks of the OC dataflows (DPOC: the P limbs and each digit's own limbs, digits + 1);
-  // 1 for output-bulk.
+  // Output chunks of the OC dataflows (2..10, output_chunks() of the level's Q_l u P limbs); 1
+  // for output-bulk.
   u32 chunks = 1;
   // 2: complementary pipelining (Theodosian §IV-B): KeyMult's P part first, then ModDown's lift
   // of it on the backend's second stream while KeyMult's Q part runs on the first. Inside a
@@ -87,12 +79,18 @@ struct LevelShape {
   u32 digits = 0;
 };
 
-// The planner of one Context: its policy, its ring's N and alpha, every level's shape and the
-// device's L2 cache (Backend::l2_bytes(), 0 where there is none). Immutable.
+// The planner of one Context: its policy, its ring's N and alpha, every level's shape, the
+// device's L2 cache (Backend::l2_bytes(), 0 where there is none) and the tuning table of the
+// device and parameter set, if any. Immutable.
 class KeySwitchPlanner {
  public:
+  // The dataflow of each level comes from policy.key_switching() (select_dataflows): fixed, or
+  // for Dataflow::kAuto the table's choice where `table` (may be null) tuned the level, else the
+  // footprint model against the cache (no cache without multi_poly_caching: DPOB). With
+  // Optimizations::output_chunking, Auto's model choice becomes DPOC (digits + 1 chunks, at most
+  // 10) at the levels with two digits or more whose single-input ModUp exceeds the cache.
   KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes, u32 n, u32 alpha,
-                   std::vector<LevelShape> levels);
+                   std::vector<LevelShape> levels, const TuningTable* table = nullptr);
 
   KeySwitchFootprint footprint(u32 level) const;
   // The cache batches are planned for: Optimizations::cache_bytes, else the device's L2.
@@ -107,10 +105,14 @@ class KeySwitchPlanner {
   // on a backend with no cache; else the fewest groups of equal size whose working set (the
   // INTT'd inputs, read by every group, and the group's digits over Q_l u P) fits.
   u32 mod_up_digit_groups(u32 level, std::size_t inputs) const;
-  // Whether a lone key switch at `level` runs output-chunked (DPOC): with output_chunking in
-  // effect, at the levels with two digits or more whose single-input ModUp working set exceeds
-  // the cache. The Context builds DPOC's conversion tables at exactly these levels.
+  // The dataflow a lone key switch at `level` runs, and where the choice came from.
+  const LevelDataflow& dataflow(u32 level) const;
+  const std::vector<LevelDataflow>& dataflows() const { return selection_; }
+  // Whether a lone key switch at `level` runs an output-chunked dataflow (DSOC or DPOC). The
+  // Context builds the conversion tables of the chosen chunk count at those levels.
   bool output_chunked(u32 level) const;
+  // The level's shape as the footprint model and the tuning table see it.
+  KeySwitchShape key_switch_shape(u32 level) const;
 
   // ModUp of `inputs` inputs at `level`: the L2-aware groups with multi_poly_caching, else
   // Cheddar's order (one digit, one input after another).
@@ -134,6 +136,7 @@ class KeySwitchPlanner {
   u32 n_ = 0;
   u32 alpha_ = 0;
   std::vector<LevelShape> levels_;
+  std::vector<LevelDataflow> selection_;
 };
 
 // How independent pieces of work (the real and imaginary halves of EvalMod, the giant steps of a

@@ -3,6 +3,8 @@
 
 #include "ckks/keyswitch/dataflows.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "theo/errors.h"
@@ -100,78 +102,315 @@ void run_dpob(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch&
   key_mult_mod_down(st, plan, digit_refs(up), b.keys, b.level, b.out0, b.out1);  // KeyMult, ModDown
 }
 
-// The digit-parallel, output-bulk order writes all beta digits over Q_l u P before KeyMult reads
-// any of them. Past the cache size that output goes to DRAM and comes back, while KeyMult's key
-// stream evicts it. Here the output limbs are taken in chunks, the P limbs first, then each
-// digit's own limbs, and each chunk's BConv -> NTT -> KeyMult runs over all digits, so KeyMult
-// reads the chunk's digit words from L2. The chunk's digit words live in one scratch buffer,
-// reused by every chunk (its lines are rewritten while still cached, not written back); a
-// digit's own limbs are the input itself, so no echo is made. The INTT'd input, read by every
-// chunk's BConv, is the one piece every chunk shares. With two streams the P chunk's KeyMult
-// comes first and ModDown's lift of it runs on the second stream while the Q chunks run on the
-// first, as in key_mult_mod_down.
-void run_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b) {
-  const Context& ctx = st.context();
-  const u32 level = b.level;
-  const LevelData& lv = ctx.level(level);
-  Backend& be = ctx.backend();
-  const u32 n = ctx.n(), alpha = ctx.alpha();
-  const std::size_t beta = lv.digits.size();
-  if (beta < 2 || lv.digits.front().to_p == nullptr || !ctx.policy().fusion()) {
-    throw ParameterError("KeySwitcher: level " + std::to_string(level) +
-                         " has no output-chunked plans (KeySwitchPlanner::output_chunked)");
+namespace {
+
+struct Range {
+  u32 first = 0;
+  u32 count = 0;
+};
+
+// [a, b) cut at every point of `cuts` strictly inside it.
+std::vector<Range> cut(u32 a, u32 b, std::vector<u32> cuts) {
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<Range> out;
+  u32 at = a;
+  for (const u32 c : cuts) {
+    if (c > at && c < b) {
+      out.push_back({at, c - at});
+      at = c;
+    }
   }
-  for (std::size_t i = 0; i < b.inputs.size(); ++i) {
-    const ConstPolyRef d = b.inputs[i];
-    const SwitchingKey& key = *b.keys[i];
-    if (!(d.basis == lv.q_basis)) {
-      throw ParameterError("KeySwitcher (DPOC): input is not over the basis of level " +
-                           std::to_string(level));
-    }
-    if (!(b.out0[i].basis == lv.q_basis) || !(b.out1[i].basis == lv.q_basis)) {
-      throw ParameterError("KeySwitcher (DPOC): outputs are not over the basis of level " +
-                           std::to_string(level));
-    }
-    if (key.empty() || key.context_id() != ctx.id() || key.dnum() != ctx.dnum()) {
-      throw ContextError("KeySwitcher (DPOC): the switching key is empty or not of this Context");
-    }
-    const RnsPoly coeffs = st.mod_up_coefficients(d, level);  // ModUp's INTT
-    ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-    // beta slots of alpha limbs: the chunk's words of every digit but the chunk's own.
-    RnsPoly scratch = be.make_poly(Basis::range(0, static_cast<u32>(beta) * alpha));
-    // Chunk `own` (a digit index, or beta for P) on the limbs [first, first + count) of Q_l u P:
-    // ModUp onto the chunk, then KeyMult of those limbs into ext.
-    const auto chunk = [&](std::size_t own, u32 first, u32 count) {
-      const Basis basis = lv.pq_basis.slice(first, count);
-      std::vector<PolyRef> slots;
-      std::vector<ConstPolyRef> digits;
-      for (std::size_t k = 0; k < beta; ++k) {
-        slots.push_back(PolyRef{scratch.data() + k * alpha * std::size_t{n}, n, basis});
-        digits.push_back(k == own ? d.slice(first, count) : ConstPolyRef(slots.back()));
+  if (at < b) out.push_back({at, b - at});
+  return out;
+}
+
+// The range lies in the digit's own limbs (where ModUp's output is the input itself).
+bool own(const DigitPlan& d, const Range& r) {
+  return r.first >= d.start && r.first + r.count <= d.start + d.count;
+}
+
+// A view of `limbs` limbs of `storage` (at limb `offset`) over `basis`: scratch reused with the
+// basis of what it holds now.
+PolyRef view(RnsPoly& storage, std::size_t offset, const Basis& basis) {
+  return PolyRef{storage.data() + offset * storage.n(), storage.n(), basis};
+}
+
+void check_extension(const Context& ctx, const LevelData& lv, const Extension& e) {
+  const std::string level = std::to_string(e.level);
+  if (!(e.d.basis == lv.q_basis))
+    throw ParameterError("KeySwitcher: input is not over the basis of level " + level);
+  if (!(e.ext0.basis == lv.pq_basis) || !(e.ext1.basis == lv.pq_basis))
+    throw ParameterError("KeySwitcher: extended outputs are not over Q_l u P of level " + level);
+  if (e.key == nullptr || e.key->empty() || e.key->context_id() != ctx.id() ||
+      e.key->dnum() != ctx.dnum())
+    throw ContextError("KeySwitcher: the switching key is empty or not of this Context");
+  if (e.a0.words() != 0 &&
+      (!(e.a0.basis == lv.q_basis) || !(e.a1.basis == lv.q_basis) || e.s.size() != lv.limbs))
+    throw ParameterError("KeySwitcher: the added terms must be over Q_l of level " + level +
+                         " with one constant per limb");
+}
+
+const OutputChunkPlans& chunk_tables(const LevelData& lv, const KeySwitchPlan& plan) {
+  const OutputChunkPlans* p = lv.chunk_plans(plan.chunks);
+  if (p == nullptr) {
+    throw ParameterError("KeySwitcher: level " + std::to_string(lv.level) + " has no tables for " +
+                         std::string(dataflow_name(plan.dataflow)) + " with " +
+                         std::to_string(plan.chunks) +
+                         " chunks (a Context builds those its dataflow selection uses; "
+                         "KeySwitchOptions::prepare_all builds every count)");
+  }
+  return *p;
+}
+
+// The added terms of a KeyMult on range r: the running sum (prev, over r) for every digit after
+// the first, relinearization's s * a on the Q_l limbs for the first.
+struct Added {
+  ConstPolyRef a0, a1;
+  std::span<const u32> s;
+};
+Added added(const Extension& e, u32 limbs, bool first_digit, const Range& r, ConstPolyRef prev0,
+            ConstPolyRef prev1, std::span<const u32> ones) {
+  if (!first_digit) return {prev0, prev1, ones.subspan(0, r.count)};
+  if (e.a0.words() != 0 && r.first < limbs)
+    return {e.a0.slice(r.first, r.count), e.a1.slice(r.first, r.count),
+            e.s.subspan(r.first, r.count)};
+  return {};
+}
+
+// Digit-serial, output-bulk: one digit's INTT -> conversion onto all of Q_l u P -> KeyMult after
+// another. The digits' KeyMults sum in two accumulators used in turn, so that each step reads the
+// previous sum and writes the other (Backend::key_mult_add_scaled with s = 1), and the last one
+// writes ext. The last digit's P limbs go first: ModDown's lift may start on them.
+void extend_dsob(const KeySwitchStages& st, const Extension& e,
+                 const std::function<void()>& on_p_ready) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(e.level);
+  Backend& be = ctx.backend();
+  const std::size_t beta = lv.digits.size();
+  const u32 limbs = lv.limbs, extended = limbs + ctx.alpha();
+  u32 widest = 0;
+  for (const DigitPlan& d : lv.digits)
+    widest = std::max(widest, d.count);
+  RnsPoly coeff_store = be.make_poly(Basis::range(0, widest));
+  RnsPoly up = be.make_poly(lv.pq_basis);
+  RnsPoly sum0, sum1;  // the accumulators other than ext
+  if (beta > 1) {
+    sum0 = be.make_poly(lv.pq_basis);
+    sum1 = be.make_poly(lv.pq_basis);
+  }
+  const std::vector<u32> ones(extended, 1);
+  bool p_ready = false;
+  for (std::size_t k = 0; k < beta; ++k) {
+    const DigitPlan& dk = lv.digits[k];
+    const PolyRef coeffs = view(coeff_store, 0, lv.q_basis.slice(dk.start, dk.count));
+    st.mod_up_digit_coefficients(e.d, e.level, k, coeffs);
+    const std::size_t idx[] = {k};
+    const ConstPolyRef cf[] = {coeffs};
+    const PolyRef up_ref[] = {up.ref()};
+    st.mod_up_convert(idx, cf, e.level, nullptr, 0, up_ref);
+    const bool to_ext = (beta - 1 - k) % 2 == 0;
+    const PolyRef o0 = to_ext ? e.ext0 : sum0.ref(), o1 = to_ext ? e.ext1 : sum1.ref();
+    const PolyRef p0 = to_ext ? (beta > 1 ? sum0.ref() : PolyRef{}) : e.ext0;
+    const PolyRef p1 = to_ext ? (beta > 1 ? sum1.ref() : PolyRef{}) : e.ext1;
+    std::vector<Range> ranges = cut(0, extended, {dk.start, dk.start + dk.count, limbs});
+    const bool last = k + 1 == beta;
+    if (last)
+      std::stable_partition(ranges.begin(), ranges.end(),
+                            [&](const Range& r) { return r.first >= limbs; });
+    for (const Range& r : ranges) {
+      if (last && !p_ready && r.first < limbs) {
+        if (on_p_ready) on_p_ready();
+        p_ready = true;
       }
-      st.mod_up_chunk(coeffs.cref(), level, own, slots);
-      st.key_mult_chunk(digits, level, key, first, count, ext.c0.ref(), ext.c1.ref());
-    };
-    const auto q_chunks = [&] {
-      for (std::size_t c = 0; c < beta; ++c)
-        chunk(c, lv.digits[c].start, lv.digits[c].count);
-    };
+      const ConstPolyRef data[] = {own(dk, r) ? e.d.slice(r.first, r.count)
+                                              : up.cref().slice(r.first, r.count)};
+      const Added a = added(
+          e, limbs, k == 0, r, k > 0 ? ConstPolyRef(p0.slice(r.first, r.count)) : ConstPolyRef{},
+          k > 0 ? ConstPolyRef(p1.slice(r.first, r.count)) : ConstPolyRef{}, ones);
+      st.key_mult_range(idx, data, e.level, *e.key, r.first, r.count, o0.slice(r.first, r.count),
+                        o1.slice(r.first, r.count), a.a0, a.a1, a.s);
+    }
+  }
+  if (!p_ready && on_p_ready) on_p_ready();
+}
+
+// The output chunks in the order they run: the last (holding P) first. Calls on_p_ready after the
+// chunk that completes the P limbs.
+template <typename ChunkFn>
+void for_chunks_p_first(const OutputChunkPlans& plans, u32 limbs,
+                        const std::function<void()>& on_p_ready, ChunkFn&& run_chunk) {
+  bool p_ready = false;
+  for (std::size_t j = plans.ranges.size(); j-- > 0;) {
+    run_chunk(j);
+    if (!p_ready && plans.ranges[j].first <= limbs) {
+      if (on_p_ready) on_p_ready();
+      p_ready = true;
+    }
+  }
+  if (!p_ready && on_p_ready) on_p_ready();
+}
+
+// Digit-serial, output-chunked: the INTT of the input, then per output chunk, one digit's
+// conversion onto the chunk and KeyMult after another, summed in two chunk-sized accumulators
+// used in turn (the last digit's sum lands in ext). The chunk's running sum stays in L2 while the
+// digits pass.
+void extend_dsoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
+                 const std::function<void()>& on_p_ready) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(e.level);
+  Backend& be = ctx.backend();
+  const OutputChunkPlans& plans = chunk_tables(lv, plan);
+  const std::size_t beta = lv.digits.size();
+  const u32 limbs = lv.limbs;
+  const RnsPoly coeffs = st.mod_up_coefficients(e.d, e.level);
+  const u32 widest = plans.ranges.front().count;  // the larger chunks come first
+  RnsPoly slot_store = be.make_poly(Basis::range(0, widest));
+  RnsPoly sum_store0, sum_store1;
+  if (beta > 1) {
+    sum_store0 = be.make_poly(Basis::range(0, widest));
+    sum_store1 = be.make_poly(Basis::range(0, widest));
+  }
+  const std::vector<u32> ones(widest, 1);
+  for_chunks_p_first(plans, limbs, on_p_ready, [&](std::size_t j) {
+    const ChunkRange c = plans.ranges[j];
+    const Basis basis = lv.pq_basis.slice(c.first, c.count);
+    const PolyRef slot = view(slot_store, 0, basis);
+    const PolyRef sum0 = beta > 1 ? view(sum_store0, 0, basis) : PolyRef{};
+    const PolyRef sum1 = beta > 1 ? view(sum_store1, 0, basis) : PolyRef{};
+    const PolyRef ext0 = e.ext0.slice(c.first, c.count), ext1 = e.ext1.slice(c.first, c.count);
+    for (std::size_t k = 0; k < beta; ++k) {
+      const DigitPlan& dk = lv.digits[k];
+      const std::size_t idx[] = {k};
+      const ConstPolyRef cf[] = {coeffs.cref().slice(dk.start, dk.count)};
+      const PolyRef out[] = {slot};
+      st.mod_up_convert(idx, cf, e.level, &plans, j, out);
+      const bool to_ext = (beta - 1 - k) % 2 == 0;
+      const PolyRef o0 = to_ext ? ext0 : sum0, o1 = to_ext ? ext1 : sum1;
+      const PolyRef p0 = to_ext ? sum0 : ext0, p1 = to_ext ? sum1 : ext1;
+      for (const Range& r :
+           cut(c.first, c.first + c.count, {dk.start, dk.start + dk.count, limbs})) {
+        const u32 at = r.first - c.first;
+        const ConstPolyRef data[] = {own(dk, r) ? e.d.slice(r.first, r.count)
+                                                : ConstPolyRef(slot.slice(at, r.count))};
+        const Added a =
+            added(e, limbs, k == 0, r, k > 0 ? ConstPolyRef(p0.slice(at, r.count)) : ConstPolyRef{},
+                  k > 0 ? ConstPolyRef(p1.slice(at, r.count)) : ConstPolyRef{}, ones);
+        st.key_mult_range(idx, data, e.level, *e.key, r.first, r.count, o0.slice(at, r.count),
+                          o1.slice(at, r.count), a.a0, a.a1, a.s);
+      }
+    }
+  });
+}
+
+// Digit-parallel, output-chunked: the INTT of the input, then per output chunk every digit's
+// conversion onto the chunk (one set of launches) and one KeyMult of the chunk over all digits,
+// so KeyMult reads the chunk's digit words from L2 while the keys stream past. The chunk's words
+// of every digit live in one scratch buffer reused by every chunk; a digit's own limbs are the
+// input itself. The INTT'd input, read by every chunk, is the one piece all chunks share.
+void extend_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
+                 const std::function<void()>& on_p_ready) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(e.level);
+  Backend& be = ctx.backend();
+  const OutputChunkPlans& plans = chunk_tables(lv, plan);
+  const std::size_t beta = lv.digits.size();
+  const u32 limbs = lv.limbs;
+  const RnsPoly coeffs = st.mod_up_coefficients(e.d, e.level);
+  const u32 widest = plans.ranges.front().count;
+  RnsPoly slot_store = be.make_poly(Basis::range(0, static_cast<u32>(beta) * widest));
+  std::vector<std::size_t> idx(beta);
+  std::vector<ConstPolyRef> cf;
+  std::vector<u32> cuts{limbs};
+  for (std::size_t k = 0; k < beta; ++k) {
+    const DigitPlan& dk = lv.digits[k];
+    idx[k] = k;
+    cf.push_back(coeffs.cref().slice(dk.start, dk.count));
+    cuts.push_back(dk.start);
+    cuts.push_back(dk.start + dk.count);
+  }
+  for_chunks_p_first(plans, limbs, on_p_ready, [&](std::size_t j) {
+    const ChunkRange c = plans.ranges[j];
+    const Basis basis = lv.pq_basis.slice(c.first, c.count);
+    std::vector<PolyRef> slots;
+    for (std::size_t k = 0; k < beta; ++k)
+      slots.push_back(view(slot_store, k * widest, basis));
+    st.mod_up_convert(idx, cf, e.level, &plans, j, slots);
+    for (const Range& r : cut(c.first, c.first + c.count, cuts)) {
+      const u32 at = r.first - c.first;
+      std::vector<ConstPolyRef> data;
+      for (std::size_t k = 0; k < beta; ++k)
+        data.push_back(own(lv.digits[k], r) ? e.d.slice(r.first, r.count)
+                                            : ConstPolyRef(slots[k].slice(at, r.count)));
+      const Added a = added(e, limbs, true, r, {}, {}, {});
+      st.key_mult_range(idx, data, e.level, *e.key, r.first, r.count,
+                        e.ext0.slice(r.first, r.count), e.ext1.slice(r.first, r.count), a.a0, a.a1,
+                        a.s);
+    }
+  });
+}
+
+}  // namespace
+
+void extend(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
+            const std::function<void()>& on_p_ready) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(e.level);
+  check_extension(ctx, lv, e);
+  switch (plan.dataflow) {
+    case Dataflow::kDPOB: {
+      const ConstPolyRef in[] = {e.d};
+      const std::vector<ModUpDigits> up = st.mod_up(in, e.level, plan.mod_up);
+      const std::vector<std::vector<ConstPolyRef>> digits = digit_refs(up);
+      if (e.a0.words() != 0)
+        st.key_mult_add_scaled(digits[0], e.level, *e.key, e.ext0, e.ext1, e.a0, e.a1, e.s);
+      else
+        st.key_mult(digits[0], e.level, *e.key, e.ext0, e.ext1);
+      if (on_p_ready) on_p_ready();
+      return;
+    }
+    case Dataflow::kDSOB:
+      extend_dsob(st, e, on_p_ready);
+      return;
+    case Dataflow::kDSOC:
+      extend_dsoc(st, plan, e, on_p_ready);
+      return;
+    case Dataflow::kDPOC:
+      extend_dpoc(st, plan, e, on_p_ready);
+      return;
+    case Dataflow::kAuto:
+      break;
+  }
+  throw ParameterError("KeySwitcher: dataflow auto must be resolved by the planner before it runs");
+}
+
+void run_serial_or_chunked(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(b.level);
+  Backend& be = ctx.backend();
+  for (std::size_t i = 0; i < b.inputs.size(); ++i) {
+    if (!(b.out0[i].basis == lv.q_basis) || !(b.out1[i].basis == lv.q_basis)) {
+      throw ParameterError("KeySwitcher: outputs are not over the basis of level " +
+                           std::to_string(b.level));
+    }
+    ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
     const PolyRef ext_refs[] = {ext.c0.ref(), ext.c1.ref()};
     const PolyRef out_refs[] = {b.out0[i], b.out1[i]};
-    chunk(beta, lv.limbs, alpha);  // the P chunk
-    if (!two_streams(st, plan)) {
-      q_chunks();
-      mod_down(st, plan, ext_refs, out_refs, level);
-      continue;
-    }
-    {
-      ForkScope fork(be);
-      st.mod_down_lift(ext_refs, out_refs, level);  // branch: the P limbs of ext, and the outputs
+    const bool two = two_streams(st, plan);
+    std::optional<ForkScope> fork;
+    const auto p_ready = [&] {
+      if (!two) return;
+      fork.emplace(be);
+      st.mod_down_lift(ext_refs, out_refs, b.level);  // branch: the P limbs of ext
       be.end_fork();
-      q_chunks();  // main: the Q_l limbs of ext (the scratch and coeffs are main-lane only)
-      fork.join();
+    };
+    extend(st, plan, {b.level, b.inputs[i], b.keys[i], ext.c0.ref(), ext.c1.ref(), {}, {}, {}},
+           p_ready);
+    if (fork) {
+      fork->join();
+      st.mod_down_finish(ext_refs, out_refs, b.level);
+    } else {
+      mod_down(st, plan, ext_refs, out_refs, b.level);
     }
-    st.mod_down_finish(ext_refs, out_refs, level);
   }
 }
 
@@ -180,18 +419,15 @@ void run_dataflow(const KeySwitchStages& st, const KeySwitchPlan& plan, const Ba
     case Dataflow::kDPOB:
       run_dpob(st, plan, b);
       return;
-    case Dataflow::kDPOC:
-      run_dpoc(st, plan, b);
-      return;
-    case Dataflow::kAuto:
     case Dataflow::kDSOB:
     case Dataflow::kDSOC:
+    case Dataflow::kDPOC:
+      run_serial_or_chunked(st, plan, b);
+      return;
+    case Dataflow::kAuto:
       break;
   }
-  throw ParameterError("KeySwitcher: dataflow " + std::string(dataflow_name(plan.dataflow)) +
-                       (plan.dataflow == Dataflow::kAuto
-                            ? " must be resolved by the planner before it runs"
-                            : " is not implemented (available: DPOB, DPOC)"));
+  throw ParameterError("KeySwitcher: dataflow auto must be resolved by the planner before it runs");
 }
 
 }  // namespace theo::keyswitch

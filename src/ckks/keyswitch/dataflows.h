@@ -3,6 +3,7 @@
 // batch of key switches the way a KeySwitchPlan (theo/plan/key_switch_plan.h) says. A dataflow
 // is one small function over the stages; run_dataflow picks it by KeySwitchPlan::dataflow.
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -19,14 +20,41 @@ struct Batch {
   std::span<const PolyRef> out1;
 };
 
-// Digit-parallel, output-bulk: one ModUp of every input, then key_mult_mod_down over the batch.
+// Digit-parallel, output-bulk: one ModUp of every input (in the plan's ModUp digit groups), then
+// key_mult_mod_down over the batch.
 void run_dpob(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b);
-// Digit-parallel, output-chunked: per key switch, ModUp's INTT, then each output chunk's
-// BConv -> NTT -> KeyMult over all digits, then ModDown. Needs the level's chunk plans.
-void run_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b);
-// The dataflow plan.dataflow names; ParameterError for kAuto (plans come resolved) and for the
-// digit-serial dataflows, which this build does not have.
+// DSOB, DSOC, DPOC: per key switch, extend() under the plan's dataflow, then ModDown (with two
+// streams, ModDown's lift of the P limbs on the second stream as soon as extend() has written
+// them, while the rest of the Q_l limbs are computed on the first).
+void run_serial_or_chunked(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b);
+// The dataflow plan.dataflow names; ParameterError for kAuto (plans come resolved) and for an
+// output-chunked dataflow whose chunk tables the level lacks.
 void run_dataflow(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b);
+
+// Stages 1 and 2 of one key switch: ext0 / ext1 (over Q_l u P) = KeyMult(ModUp(d), key), plus
+// s * a0 / s * a1 on the Q_l limbs when a0 has words (relinearization merged with ModDown adds
+// P d_0, P d_1 there), arranged as plan.dataflow says:
+//   DPOB  ModUp of every digit (the plan's digit groups), then one KeyMult pass
+//   DSOB  per digit: its INTT, its conversion onto all of Q_l u P, and its KeyMult added to the
+//         running sum (two accumulators used in turn, the last digit's sum landing in ext)
+//   DSOC  the INTT of the input; per output chunk, per digit: the digit's conversion onto the
+//         chunk and its KeyMult added to the chunk's running sum
+//   DPOC  the INTT of the input; per output chunk: every digit's conversion onto the chunk in one
+//         set of launches, then one KeyMult of the chunk over all digits
+// The chunks containing P come first; on_p_ready (may be empty) runs once the P limbs of ext are
+// final, before the last Q_l limbs are written.
+struct Extension {
+  u32 level = 0;
+  ConstPolyRef d;
+  const SwitchingKey* key = nullptr;
+  PolyRef ext0;
+  PolyRef ext1;
+  ConstPolyRef a0;  // optional, over Q_l
+  ConstPolyRef a1;
+  std::span<const u32> s;  // one constant per limb of Q_l, with a0
+};
+void extend(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
+            const std::function<void()>& on_p_ready);
 
 // Stages 2 and 3 of several key switches at one level: digits[i] (the ModUp digits of switch i
 // over Q_l u P) times *keys[i] -> (out0[i], out1[i]) over Q_l (outputs must not overlap each

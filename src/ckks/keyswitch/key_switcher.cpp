@@ -69,6 +69,13 @@ void KeySwitcher::switch_keys(std::span<const ConstPolyRef> d,
   }
 }
 
+void KeySwitcher::extend(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef ext0,
+                         PolyRef ext1, ConstPolyRef a0, ConstPolyRef a1,
+                         std::span<const u32> s) const {
+  keyswitch::extend(stages_, planner().plan(level, 1, 1), {level, d, &key, ext0, ext1, a0, a1, s},
+                    {});
+}
+
 std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> inputs,
                                              u32 level) const {
   return stages_.mod_up(inputs, level, planner().mod_up(level, inputs.size()));

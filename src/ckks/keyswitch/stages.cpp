@@ -214,26 +214,73 @@ RnsPoly KeySwitchStages::mod_up_coefficients(ConstPolyRef input, u32 level) cons
   return coeffs;
 }
 
-void KeySwitchStages::mod_up_chunk(ConstPolyRef coeffs, u32 level, std::size_t own,
-                                   std::span<const PolyRef> chunk) const {
-  const OpScope scope("ModUp");
+void KeySwitchStages::mod_up_digit_coefficients(ConstPolyRef input, u32 level, std::size_t digit,
+                                                PolyRef coeffs) const {
   const LevelData& lv = ctx_->level(level);
-  const std::size_t beta = lv.digits.size();
-  if (lv.digits.front().to_p == nullptr || chunk.size() != beta || own > beta) {
-    throw ParameterError("KeySwitcher::mod_up_chunk: level " + std::to_string(level) +
-                         " has no output-chunk plans, or the chunk is not one slot per digit");
+  if (!(input.basis == lv.q_basis)) {
+    throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
+                         std::to_string(level));
   }
+  const DigitPlan& d = lv.digits.at(digit);
+  const ConstPolyRef own = input.slice(d.start, d.count);
+  if (!(coeffs.basis == own.basis)) {
+    throw ParameterError("KeySwitcher::mod_up_digit_coefficients: output is not over digit " +
+                         std::to_string(digit) + "'s limbs");
+  }
+  const OpScope scope("ModUp");
+  Backend& be = ctx_->backend();
+  const PolyRef out[] = {coeffs};
+  if (ctx_->policy().fusion()) {
+    const ConstPolyRef src[] = {own};
+    be.intt(out, d.intt_post_consts, src);
+  } else {
+    be.copy(own, coeffs);
+    be.intt(out, d.intt_post_consts);
+  }
+}
+
+void KeySwitchStages::mod_up_convert(std::span<const std::size_t> digits,
+                                     std::span<const ConstPolyRef> coeffs, u32 level,
+                                     const OutputChunkPlans* plans, std::size_t chunk,
+                                     std::span<const PolyRef> out) const {
+  const LevelData& lv = ctx_->level(level);
+  if (coeffs.size() != digits.size() || out.size() != digits.size()) {
+    throw ParameterError(
+        "KeySwitcher::mod_up_convert: one coefficient poly and one output per "
+        "digit are needed");
+  }
+  const u32 extended = lv.limbs + ctx_->alpha();
+  const u32 first = plans != nullptr ? plans->ranges.at(chunk).first : 0;
+  const u32 count = plans != nullptr ? plans->ranges.at(chunk).count : extended;
+  const Basis target = lv.pq_basis.slice(first, count);
+  const OpScope scope("ModUp");
   std::vector<BConvJob> jobs;
   std::vector<PolyRef> converted;
-  for (std::size_t k = 0; k < beta; ++k) {
-    if (k == own) continue;
-    const DigitPlan& dk = lv.digits[k];
-    const BConvPlan* plan = own == beta ? dk.to_p.get() : dk.to_digit[own].get();
-    converted.push_back(chunk[k]);
-    jobs.push_back({plan, coeffs.slice(dk.start, dk.count), chunk[k]});
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    const DigitPlan& d = lv.digits.at(digits[i]);
+    if (!(coeffs[i].basis == lv.q_basis.slice(d.start, d.count)) || !(out[i].basis == target)) {
+      throw ParameterError("KeySwitcher::mod_up_convert: digit " + std::to_string(digits[i]) +
+                           "'s coefficients or output have the wrong basis at level " +
+                           std::to_string(level));
+    }
+    const auto piece = [&](const BConvPlan* plan, u32 at, u32 limbs) {
+      const PolyRef o = out[i].slice(at - first, limbs);
+      jobs.push_back({plan, coeffs[i], o});
+      converted.push_back(o);
+    };
+    if (plans == nullptr) {
+      if (d.to_before) piece(d.to_before.get(), 0, d.start);
+      piece(d.to_after.get(), d.start + d.count, extended - d.start - d.count);
+    } else {
+      for (const ChunkPiece& p : plans->pieces.at(chunk).at(digits[i]))
+        piece(p.plan.get(), p.first, p.count);
+    }
   }
   detail::bconv_matmul_jobs(*ctx_, jobs);
-  ctx_->backend().ntt(converted);
+  if (ctx_->policy().fusion())
+    ctx_->backend().ntt(converted);
+  else
+    detail::ntt_per_basis(ctx_->backend(), converted);
 }
 
 // ---- Stage 2: KeyMult
@@ -367,14 +414,40 @@ void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyR
   }
 }
 
-void KeySwitchStages::key_mult_chunk(std::span<const ConstPolyRef> digits, u32 level,
+void KeySwitchStages::key_mult_range(std::span<const std::size_t> digits,
+                                     std::span<const ConstPolyRef> data, u32 level,
                                      const SwitchingKey& key, u32 first, u32 count, PolyRef out0,
-                                     PolyRef out1) const {
+                                     PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
+                                     std::span<const u32> s) const {
   const LevelData& lv = ctx_->level(level);
+  require_key(*ctx_, key, "key_mult_range");
+  if (data.size() != digits.size() || digits.empty()) {
+    throw ParameterError("KeySwitcher::key_mult_range: one data poly per digit is needed");
+  }
+  if (count == 0 || first + count > lv.limbs + ctx_->alpha() ||
+      (first < lv.limbs && first + count > lv.limbs)) {
+    throw ParameterError("KeySwitcher::key_mult_range: limbs [" + std::to_string(first) + ", " +
+                         std::to_string(first + count) + ") are not a range inside Q_l or P of " +
+                         "level " + std::to_string(level));
+  }
+  const u32 key_first = key_limb(*ctx_, lv, first);
   std::vector<ConstPolyRef> kb, ka;
-  key_slices(*ctx_, lv, key, first, count, kb, ka);
+  for (const std::size_t k : digits) {
+    const DigitPlan& d = lv.digits.at(k);
+    kb.push_back(key.b(d.chunk).slice(key_first, count));
+    ka.push_back(key.a(d.chunk).slice(key_first, count));
+  }
   const OpScope scope("KeyMult");
-  ctx_->backend().key_mult(digits, kb, ka, out0.slice(first, count), out1.slice(first, count));
+  Backend& be = ctx_->backend();
+  if (a0.words() == 0) {
+    be.key_mult(data, kb, ka, out0, out1);
+  } else if (ctx_->policy().fusion()) {
+    be.key_mult_add_scaled(data, kb, ka, out0, out1, a0, a1, s);
+  } else {
+    be.key_mult(data, kb, ka, out0, out1);
+    be.mul_scalar_add(a0, s, out0, out0);
+    be.mul_scalar_add(a1, s, out1, out1);
+  }
 }
 
 // ---- Stage 3: ModDown

@@ -1,0 +1,67 @@
+#pragma once
+// Which key-switching dataflow runs at each level of a Context (theo/plan/dataflow.h): a fixed one
+// for every level, or Dataflow::kAuto (the default), which takes the tuning table's choice at the
+// levels the table measured and the footprint model's elsewhere. The selection is made once, when
+// the Context is created, from ContextOptions::key_switching; it changes with the level (the
+// limbs and digits of a key switch shrink as a workload descends), never afterwards.
+
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "theo/plan/dataflow.h"
+#include "theo/plan/tuning_table.h"
+
+namespace theo {
+
+struct TuningOptions {
+  // Dataflow::kAuto reads the table of this device and parameter set from `directory`.
+  bool use_table = true;
+  // Where tables live; empty: default_tuning_dir() of the environment as it is when the Context is
+  // made ($XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning).
+  std::filesystem::path directory;
+  // With no valid table, measure every candidate at every level while the Context is made and
+  // write the table (theo_tune does the same from the command line). Seconds of work on a GPU
+  // for a bootstrappable set; off by default.
+  bool tune_if_missing = false;
+  // Where warnings go (a corrupted, stale, unreadable or unwritable table); empty: stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+struct KeySwitchOptions {
+  Dataflow dataflow = Dataflow::kAuto;
+  // For a fixed output-chunked dataflow: 2..10 (0: the footprint model's chunks at each level).
+  // Must be 0 for the others.
+  u32 chunks = 0;
+  // Build the conversion tables of every dataflow and chunk count at the levels in
+  // prepare_levels (empty: every level), so that a forced choice (the tuner, benchmarks) can run
+  // any of them there; otherwise only the selected ones are built.
+  bool prepare_all = false;
+  std::vector<u32> prepare_levels;
+  TuningOptions tuning;
+};
+// ParameterError naming the field when the options are inconsistent.
+void validate(const KeySwitchOptions& o);
+
+enum class ChoiceSource { kFixed, kTable, kModel };
+// "fixed", "table", "model".
+const char* choice_source_name(ChoiceSource s);
+
+struct LevelDataflow {
+  DataflowChoice choice;
+  ChoiceSource source = ChoiceSource::kModel;
+};
+
+// One entry per level: the fixed dataflow (chunks from the options, else the model's), or for
+// kAuto the table's choice where `table` (may be null) tuned the level, else model_choice against
+// cache_bytes. levels[l] is level l's key-switch shape.
+std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,
+                                            std::span<const KeySwitchShape> levels,
+                                            std::size_t cache_bytes, const TuningTable* table);
+
+// Sends a warning to o.warn, else to stderr ("theodosian: warning: ...").
+void emit_warning(const TuningOptions& o, const std::string& message);
+
+}  // namespace theo
