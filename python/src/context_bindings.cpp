@@ -72,9 +72,10 @@ void bind_context(nb::module_& m) {
           },
           "path"_a, nb::sig("def save(self, path: str | os.PathLike[str]) -> None"),
           "Writes the set to a JSON parameter file.")
-      .def("validate", &theo::validate,
-           "Checks the structure (primes, level layout, ...); raises ParameterError naming the "
-           "field. Does not check security.")
+      .def(
+          "validate", [](const theo::ParameterSet& p) { theo::validate(p); },
+          "Checks the structure (primes, level layout, ...); raises ParameterError naming the "
+          "field. Does not check security.")
       .def(
           "check_security",
           [](const theo::ParameterSet& p, bool allow_insecure) {
