@@ -208,9 +208,11 @@ TEST(Dataflows, AutoFollowsTheLevel) {
   const ParameterSet p = generate_grid_parameters({11, 10, 4});
   const Keys ref(context(p, Optimizations::none(), {}));
   Optimizations opt = Optimizations::all();
-  // Twice the DPOB footprint of a middle level: the top levels chunk, the bottom ones do not.
+  // The DPOB footprint of a middle level times kFootprintHeadroom: the top levels chunk, the
+  // bottom ones do not.
   const u32 mid = 5, limb = 4u << 11;
-  opt.cache_bytes = std::size_t{2} * (mid + 4 * (mid + 3)) * limb;
+  opt.cache_bytes = static_cast<std::size_t>(kFootprintHeadroom *
+                                             static_cast<double>((mid + 4 * (mid + 3)) * limb));
   const Keys k(context(p, opt, {}));
   const KeySwitchPlanner& planner = k.ev.key_switcher().planner();
   std::set<std::string> seen;
