@@ -193,7 +193,8 @@ ParameterSet parse_parameters(const std::string& json_text, const std::string& n
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for malformed text, out_of_range for a number no double can hold (1e999).
     fail(std::string("parameter file is not valid JSON: ") + e.what());
   }
   if (!j.is_object())

@@ -155,6 +155,9 @@ TEST(Params, NameCommentAndUnknownFields) {
   }
   EXPECT_THROW(parse_parameters("{ not json"), ParameterError);
   EXPECT_THROW(parse_parameters("[1, 2]"), ParameterError);
+  // A number too large for a double is out_of_range inside the JSON parser, not a parse_error.
+  EXPECT_THROW(parse_parameters("{\"log_degree\": 1e999}"), ParameterError);
+  EXPECT_THROW(parse_parameters("[-1e400]"), ParameterError);
   EXPECT_THROW(load_parameter_file("/nonexistent/x.json"), ParameterError);
 }
 
