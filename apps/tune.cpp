@@ -3,8 +3,8 @@
 // where Dataflow::kAuto looks for it (theo/plan/tuning_table.h, docs/dataflows.md).
 //
 //   theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid] [--levels all|top|a,b]
-//             [--backend cuda|cpu] [--dir DIR] [--reps R] [--warmup W] [--threads T]
-//             [--insecure] [--json FILE]
+//             [--backend cuda|cpu] [--dir DIR] [--reps R] [--warmup W] [--batch B]
+//             [--confirm F] [--threads T] [--insecure] [--json FILE]
 //
 // --grid: every realizable, 128-bit secure cell of the dataflow study's grid, top level only
 // (theo/math/parameter_grid.h). Levels already in a valid table are kept; the tuned ones are
@@ -36,7 +36,8 @@ using json = nlohmann::json;
       << "theo_tune: " << error << "\n"
       << "usage: theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid]\n"
          "                 [--levels all|top|a,b,...] [--backend cuda|cpu] [--dir DIR]\n"
-         "                 [--reps 7] [--warmup 2] [--threads T] [--insecure] [--json FILE]\n";
+         "                 [--reps 7] [--warmup 2] [--batch 4] [--confirm 2] [--threads T]\n"
+         "                 [--insecure] [--json FILE]\n";
   std::exit(2);
 }
 
@@ -113,6 +114,10 @@ Options parse(int argc, char** argv) {
       o.tune.reps = number(a, v);
     } else if (a == "--warmup") {
       o.tune.warmup = number(a, v);
+    } else if (a == "--batch") {
+      o.tune.batch = number(a, v);
+    } else if (a == "--confirm") {
+      o.tune.confirm_factor = number(a, v);
     } else if (a == "--threads") {
       o.threads = number(a, v);
     } else if (a == "--json") {
@@ -123,6 +128,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.sets.empty()) usage("name a parameter set (--preset, --params, --cells or --grid)");
   if (o.tune.reps == 0) usage("--reps must be at least 1");
+  if (o.tune.batch == 0) usage("--batch must be at least 1");
   return o;
 }
 

@@ -25,11 +25,19 @@ RnsPoly random_poly(Backend& be, const Basis& basis, std::mt19937_64& rng, u64 s
   return p;
 }
 
+// The median of the samples (positive: a clock too coarse for a tiny key switch could give 0, and
+// the table needs positive times).
+double median_us(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return std::max(v[v.size() / 2], 1e-3);
+}
+
 }  // namespace
 
 TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options) {
   if (!ctx) throw ContextError("tune_key_switching: the Context is null");
   if (options.reps == 0) throw ParameterError("tune_key_switching: reps must be at least 1");
+  if (options.batch == 0) throw ParameterError("tune_key_switching: batch must be at least 1");
   std::vector<u32> levels = options.levels;
   if (levels.empty())
     for (u32 l = 0; l <= ctx->max_level(); ++l)
@@ -69,29 +77,55 @@ TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options
     const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
     TunedLevel tuned;
     tuned.level = l;
+    const KeySwitchPlan base = switcher.planner().plan(l, 1, 1);
+    // One sample: the time per key switch of `batch` of them back to back under choice c.
+    const auto sample_us = [&](const DataflowChoice& c) {
+      KeySwitchPlan plan = base;
+      plan.dataflow = c.dataflow;
+      plan.chunks = c.chunks;
+      be.synchronize();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (u32 b = 0; b < options.batch; ++b)
+        switcher.switch_keys(in, keys, l, out0, out1, plan);
+      be.synchronize();
+      const auto t1 = std::chrono::steady_clock::now();
+      return std::chrono::duration<double, std::micro>(t1 - t0).count() / options.batch;
+    };
     // Rounds over the candidates (warm-up rounds first), so that a drift of the device's clocks
     // spreads over all of them instead of favouring whichever runs last.
-    KeySwitchPlan base = switcher.planner().plan(l, 1, 1);
     std::vector<std::vector<double>> us(candidates.size());
     for (u32 round = 0; round < options.warmup + options.reps; ++round) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
-        KeySwitchPlan plan = base;
-        plan.dataflow = candidates[c].dataflow;
-        plan.chunks = candidates[c].chunks;
-        be.synchronize();
-        const auto t0 = std::chrono::steady_clock::now();
-        switcher.switch_keys(in, keys, l, out0, out1, plan);
-        be.synchronize();
-        const auto t1 = std::chrono::steady_clock::now();
-        if (round >= options.warmup)
-          us[c].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        const double t = sample_us(candidates[c]);
+        if (round >= options.warmup) us[c].push_back(t);
       }
     }
+    const auto record = [&] {
+      tuned.measured.clear();
+      for (std::size_t c = 0; c < candidates.size(); ++c)
+        tuned.measured.push_back({candidates[c], median_us(us[c])});
+    };
+    record();
+    // A winner other than the default is measured again against it alone: a level leaves the
+    // default only on a difference that holds over both sets of rounds.
+    const DataflowChoice winner = tuned.choice();
+    const auto index_of = [&](const DataflowChoice& x) {
+      for (std::size_t c = 0; c < candidates.size(); ++c)
+        if (candidates[c] == x) return c;
+      return candidates.size();
+    };
+    const std::size_t wi = index_of(winner), di = index_of(kDefaultChoice);
+    if (options.confirm_factor > 0 && wi != di && wi < candidates.size() &&
+        di < candidates.size()) {
+      for (u32 round = 0; round < options.confirm_factor * options.reps; ++round) {
+        // Alternating which goes first, so neither always follows the other.
+        const std::size_t first = round % 2 == 0 ? wi : di, second = first == wi ? di : wi;
+        us[first].push_back(sample_us(candidates[first]));
+        us[second].push_back(sample_us(candidates[second]));
+      }
+      record();
+    }
     for (std::size_t c = 0; c < candidates.size(); ++c) {
-      std::vector<double>& v = us[c];
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-      // A clock too coarse for a tiny key switch could give 0: the table needs positive times.
-      tuned.measured.push_back({candidates[c], std::max(v[v.size() / 2], 1e-3)});
       ++done;
       if (options.progress) options.progress(done, total);
     }

@@ -379,6 +379,18 @@ TEST(Dataflows, TunerErrors) {
   const TuningTable t = tune_key_switching(bare, bulk);
   EXPECT_EQ(t.levels().size(), bare->max_level() + 1u);
   EXPECT_EQ(calls, 2u * (bare->max_level() + 1u));
+  for (const TunedLevel& l : t.levels()) {
+    ASSERT_EQ(l.measured.size(), 2u);
+    for (const TuningMeasurement& m : l.measured)
+      EXPECT_GT(m.median_us, 0);
+  }
+  // No confirmation, one key switch per sample: still a full table.
+  bulk.confirm_factor = 0;
+  bulk.batch = 1;
+  EXPECT_EQ(tune_key_switching(bare, bulk).levels().size(), bare->max_level() + 1u);
+  bulk.batch = 0;
+  EXPECT_THROW(tune_key_switching(bare, bulk), ParameterError);
+  bulk.batch = 4;
   bulk.reps = 0;
   EXPECT_THROW(tune_key_switching(bare, bulk), ParameterError);
   bulk.reps = 1;

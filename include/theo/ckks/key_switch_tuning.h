@@ -14,17 +14,27 @@ namespace theo {
 struct TuneOptions {
   std::vector<u32> levels;                 // empty: every level
   std::vector<DataflowChoice> candidates;  // empty: dataflow_candidates()
-  u32 warmup = 2;                          // untimed runs per candidate and level
-  u32 reps = 7;                            // timed runs; the table keeps their median
+  u32 warmup = 2;                          // untimed rounds per candidate and level
+  u32 reps = 7;                            // timed rounds; the table keeps their median
+  // Key switches per timed sample, issued back to back (one synchronize per sample): a sample is
+  // the time per key switch with the device's queue kept full, as in a workload, rather than one
+  // key switch plus a launch and synchronize round trip, which would rank dataflows partly by
+  // their launch count.
+  u32 batch = 4;
+  // When the fastest candidate is not the default: rounds of the two alone, interleaved, whose
+  // samples join theirs before the choice (TunedLevel::choice). A switch away from the default
+  // then rests on 1 + confirm_factor times the samples. 0: no confirmation.
+  u32 confirm_factor = 2;
   // Called after each (level, candidate) with how many are done of how many.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 // Times KeySwitcher::switch_keys of one random input with a random switching key (the work does
-// not depend on the words) under each candidate at each level: wall clock around each run with
-// the backend synchronized before and after, so launch costs count as they do in a workload.
-// ParameterError when a level does not exist or a chunked candidate's tables were not built
-// there (make the Context with KeySwitchOptions::prepare_all for those levels).
+// not depend on the words) under each candidate at each level: wall clock around `batch` runs
+// with the backend synchronized before and after, in rounds over the candidates. ParameterError
+// when reps or batch is 0 or a chunked candidate's tables were not built at a level (make the
+// Context with KeySwitchOptions::prepare_all for those levels); LevelError for a level that does
+// not exist.
 TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options = {});
 
 }  // namespace theo
