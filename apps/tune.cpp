@@ -32,12 +32,11 @@ using namespace theo;
 using json = nlohmann::json;
 
 [[noreturn]] void usage(const std::string& error) {
-  std::cerr
-      << "theo_tune: " << error << "\n"
-      << "usage: theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid]\n"
-         "                 [--levels all|top|a,b,...] [--backend cuda|cpu] [--dir DIR]\n"
-         "                 [--reps 7] [--warmup 2] [--batch 4] [--confirm 2] [--threads T]\n"
-         "                 [--insecure] [--json FILE]\n";
+  std::cerr << "theo_tune: " << error << "\n"
+            << "usage: theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid]\n"
+               "                 [--levels all|top|a,b,...] [--backend cuda|cpu] [--dir DIR]\n"
+               "                 [--reps 7] [--warmup 2] [--batch 4] [--confirm 2] [--threads T]\n"
+               "                 [--insecure] [--json FILE]\n";
   std::exit(2);
 }
 
