@@ -18,6 +18,13 @@
 
 set(THEO_LAYER_ROOT ${CMAKE_BINARY_DIR}/layers)
 
+# theo_add_sources(<list> <files...>) appends <files...>, named relative to the folder of the
+# sources.cmake that calls it, to the list variable <list> (e.g. THEO_SOURCES).
+function(theo_add_sources list)
+  list(TRANSFORM ARGN PREPEND ${CMAKE_CURRENT_LIST_DIR}/ OUTPUT_VARIABLE files)
+  set(${list} ${${list}} ${files} PARENT_SCOPE)
+endfunction()
+
 function(theo_layer_link root rel target)
   set(link ${root}/${rel})
   get_filename_component(parent ${link} DIRECTORY)

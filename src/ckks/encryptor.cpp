@@ -24,24 +24,22 @@ RnsPoly expand_seeded_uniform(const Context& ctx, const Prng::Seed& seed, u32 le
   return a;
 }
 
-Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const PublicKey& pk)
-    : ctx_(require_context(ctx, "Encryptor")), pk_(&pk) {
-  detail::require_usable(*ctx_, pk, "Encryptor: public key");
+Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const PublicKey* pk, const SecretKey* sk,
+                     Prng prng)
+    : ctx_(require_context(ctx, "Encryptor")), pk_(pk), sk_(sk), prng_(std::move(prng)) {
+  if (pk_ != nullptr) detail::require_usable(*ctx_, *pk_, "Encryptor: public key");
+  if (sk_ != nullptr) detail::require_usable(*ctx_, *sk_, "Encryptor: secret key");
 }
+Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const PublicKey& pk)
+    : Encryptor(std::move(ctx), &pk, nullptr, Prng()) {}
 Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const PublicKey& pk,
                      const Prng::Seed& seed)
-    : ctx_(require_context(ctx, "Encryptor")), pk_(&pk), prng_(seed) {
-  detail::require_usable(*ctx_, pk, "Encryptor: public key");
-}
+    : Encryptor(std::move(ctx), &pk, nullptr, Prng(seed)) {}
 Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const SecretKey& sk)
-    : ctx_(require_context(ctx, "Encryptor")), sk_(&sk) {
-  detail::require_usable(*ctx_, sk, "Encryptor: secret key");
-}
+    : Encryptor(std::move(ctx), nullptr, &sk, Prng()) {}
 Encryptor::Encryptor(std::shared_ptr<const Context> ctx, const SecretKey& sk,
                      const Prng::Seed& seed)
-    : ctx_(require_context(ctx, "Encryptor")), sk_(&sk), prng_(seed) {
-  detail::require_usable(*ctx_, sk, "Encryptor: secret key");
-}
+    : Encryptor(std::move(ctx), nullptr, &sk, Prng(seed)) {}
 
 Ciphertext Encryptor::encrypt(const Plaintext& pt) {
   detail::require_usable(*ctx_, pt, "Encryptor::encrypt: plaintext");

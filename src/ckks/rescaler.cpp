@@ -48,6 +48,32 @@ LeavingPieces leaving_pieces(const RescalePlan& rs, std::span<const ConstPolyRef
   return p;
 }
 
+// Makes gathered[i] from the leaving limbs of xs[i] and takes them to the coefficient domain: one
+// out-of-place INTT gathers and transforms them with kernel fusion on, else copies then an INTT.
+void gather_leaving_intt(const Context& ctx, const RescalePlan& rs,
+                         std::span<const ConstPolyRef> xs, std::vector<RnsPoly>& gathered,
+                         std::span<const u32> intt_consts) {
+  Backend& be = ctx.backend();
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    gathered.push_back(be.make_poly(rs.leaving_basis));
+  if (ctx.policy().fusion()) {
+    // The INTT gathers the leaving limbs itself (out of place from their pieces of x).
+    const LeavingPieces pieces = leaving_pieces(rs, xs, gathered, intt_consts);
+    be.intt(pieces.dst, pieces.consts, pieces.src);
+    return;
+  }
+  std::vector<PolyRef> gathered_refs;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    u32 pos = 0;
+    for (const auto& [offset, count] : rs.leaving) {
+      be.copy(xs[i].slice(offset, count), gathered[i].slice(pos, count));
+      pos += count;
+    }
+    gathered_refs.push_back(gathered[i].ref());
+  }
+  be.intt(gathered_refs, intt_consts);
+}
+
 // The rest of a rescale once the leaving limbs are in the coefficient domain with their
 // constants applied: BConv to S_{l-1}, the NTT, and on the staying limbs y = (x - r') *
 // stay_consts, the tail fused into the NTT's last phase (Cheddar Seq.3) or, with kernel fusion
@@ -90,7 +116,6 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
   const LevelData& lv = ctx.level(level);
   const LevelData& prev = ctx.level(level - 1);
   const RescalePlan& rs = lv.rescale;
-  Backend& be = ctx.backend();
 
   std::vector<u32> intt_consts = rs.intt_post_consts;
   std::vector<u32> ntt_consts = rs.ntt_pre_consts;
@@ -117,24 +142,7 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
     }
   }
   std::vector<RnsPoly> leaving;
-  for (std::size_t i = 0; i < polys.size(); ++i)
-    leaving.push_back(be.make_poly(rs.leaving_basis));
-  if (ctx.policy().fusion()) {
-    // The INTT gathers the leaving limbs itself (out of place from their pieces of x).
-    const LeavingPieces pieces = leaving_pieces(rs, polys, leaving, intt_consts);
-    be.intt(pieces.dst, pieces.consts, pieces.src);
-  } else {
-    std::vector<PolyRef> leaving_refs;
-    for (std::size_t i = 0; i < polys.size(); ++i) {
-      u32 pos = 0;
-      for (const auto& [offset, count] : rs.leaving) {
-        be.copy(polys[i].slice(offset, count), leaving[i].slice(pos, count));
-        pos += count;
-      }
-      leaving_refs.push_back(leaving[i].ref());
-    }
-    be.intt(leaving_refs, intt_consts);
-  }
+  gather_leaving_intt(ctx, rs, polys, leaving, intt_consts);
   std::vector<ConstPolyRef> leaving_refs, stay_src;
   for (const RnsPoly& l : leaving)
     leaving_refs.push_back(l.cref());
@@ -168,23 +176,8 @@ std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const 
       leaving_refs.push_back(x.slice(rs.leaving[0][0], rs.leaving[0][1]));
     be.intt(leaving_refs, rs.intt_post_consts);
   } else {
-    for (std::size_t i = 0; i < ext.size(); ++i)
-      gathered.push_back(be.make_poly(rs.leaving_basis));
     const std::vector<ConstPolyRef> in(ext.begin(), ext.end());
-    if (ctx.policy().fusion()) {
-      const LeavingPieces pieces = leaving_pieces(rs, in, gathered, rs.intt_post_consts);
-      be.intt(pieces.dst, pieces.consts, pieces.src);
-    } else {
-      for (std::size_t i = 0; i < ext.size(); ++i) {
-        u32 pos = 0;
-        for (const auto& [offset, count] : rs.leaving) {
-          be.copy(ext[i].slice(offset, count), gathered[i].slice(pos, count));
-          pos += count;
-        }
-        leaving_refs.push_back(gathered[i].ref());
-      }
-      be.intt(leaving_refs, rs.intt_post_consts);
-    }
+    gather_leaving_intt(ctx, rs, in, gathered, rs.intt_post_consts);
   }
   std::vector<ConstPolyRef> leaving;
   if (one_piece) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ckks/serial_pool.h"
+#include "common/enum_names.h"
 #include "theo/errors.h"
 
 namespace theo::detail::serial {
@@ -53,23 +54,17 @@ std::string size_string(u64 bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
+constexpr EnumName<SectionKind> kSectionKindNames[] = {
+    {SectionKind::kMeta, "metadata"},   {SectionKind::kKeyMeta, "key record"},
+    {SectionKind::kPoly, "polynomial"}, {SectionKind::kSeed, "seed"},
+    {SectionKind::kText, "text"},       {SectionKind::kTernary, "ternary coefficients"},
+};
+
 }  // namespace
 
 std::string section_kind_name(u32 kind) {
-  switch (static_cast<SectionKind>(kind)) {
-    case SectionKind::kMeta:
-      return "metadata";
-    case SectionKind::kKeyMeta:
-      return "key record";
-    case SectionKind::kPoly:
-      return "polynomial";
-    case SectionKind::kSeed:
-      return "seed";
-    case SectionKind::kText:
-      return "text";
-    case SectionKind::kTernary:
-      return "ternary coefficients";
-  }
+  if (const char* name = find_enum_name(kSectionKindNames, static_cast<SectionKind>(kind)))
+    return name;
   return "unknown section kind " + std::to_string(kind);
 }
 

@@ -28,6 +28,7 @@
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
 #include "ckks/serial_container.h"
+#include "common/enum_names.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
 
@@ -44,25 +45,19 @@ using detail::serial::SpanStreamBuf;
 using detail::serial::VectorStreamBuf;
 using detail::serial::Writer;
 
+namespace {
+
+constexpr EnumName<ObjectType> kObjectTypeNames[] = {
+    {ObjectType::kParameters, "a parameter set"}, {ObjectType::kSecretKey, "a secret key"},
+    {ObjectType::kPublicKey, "a public key"},     {ObjectType::kRelinKey, "a relinearization key"},
+    {ObjectType::kGaloisKeys, "Galois keys"},     {ObjectType::kEvaluationKeys, "evaluation keys"},
+    {ObjectType::kPlaintext, "a plaintext"},      {ObjectType::kCiphertext, "a ciphertext"},
+};
+
+}  // namespace
+
 std::string object_type_name(ObjectType type) {
-  switch (type) {
-    case ObjectType::kParameters:
-      return "a parameter set";
-    case ObjectType::kSecretKey:
-      return "a secret key";
-    case ObjectType::kPublicKey:
-      return "a public key";
-    case ObjectType::kRelinKey:
-      return "a relinearization key";
-    case ObjectType::kGaloisKeys:
-      return "Galois keys";
-    case ObjectType::kEvaluationKeys:
-      return "evaluation keys";
-    case ObjectType::kPlaintext:
-      return "a plaintext";
-    case ObjectType::kCiphertext:
-      return "a ciphertext";
-  }
+  if (const char* name = find_enum_name(kObjectTypeNames, type)) return name;
   return "object type " + std::to_string(static_cast<u32>(type));
 }
 
@@ -90,20 +85,16 @@ enum class KeyRole : u32 { kPublic = 1, kRelin = 2, kGalois = 3, kToSparse = 4, 
 enum class AForm : u32 { kExpanded = 0, kSeeded = 1 };
 constexpr u32 kPartRelin = 1, kPartGalois = 2, kPartBootstrapping = 4;
 
+constexpr EnumName<KeyRole> kKeyRoleNames[] = {
+    {KeyRole::kPublic, "public key"},
+    {KeyRole::kRelin, "relinearization key"},
+    {KeyRole::kGalois, "Galois key"},
+    {KeyRole::kToSparse, "bootstrapping key dense -> sparse"},
+    {KeyRole::kToDense, "bootstrapping key sparse -> dense"},
+};
+
 const char* role_name(KeyRole role) {
-  switch (role) {
-    case KeyRole::kPublic:
-      return "public key";
-    case KeyRole::kRelin:
-      return "relinearization key";
-    case KeyRole::kGalois:
-      return "Galois key";
-    case KeyRole::kToSparse:
-      return "bootstrapping key dense -> sparse";
-    case KeyRole::kToDense:
-      return "bootstrapping key sparse -> dense";
-  }
-  return "key";
+  return enum_name(kKeyRoleNames, role, "key");
 }
 
 // ---- writing -----------------------------------------------------------------------------------
@@ -123,7 +114,9 @@ u64 measure(const Layout& layout) {
   return kHeaderBytes + m.payload_bytes();
 }
 
-void write(std::ostream& out, const SaveOptions& options, const Layout& layout) {
+// `out`: a std::ostream& or a std::span<std::uint8_t> of exactly measure(layout) bytes.
+template <typename Out>
+void write(Out&& out, const SaveOptions& options, const Layout& layout) {
   Writer m;
   bool seeded = false;
   layout.emit(m, seeded);
@@ -132,23 +125,8 @@ void write(std::ostream& out, const SaveOptions& options, const Layout& layout) 
     progress.emplace(layout.label, kHeaderBytes + m.payload_bytes(), options.progress,
                      options.on_progress);
   }
-  Writer w(out, layout.type, seeded ? kFlagSeeded : 0u, layout.fingerprint, m.payload_bytes(),
-           m.sections(), progress ? &*progress : nullptr, options.threads);
-  layout.emit(w, seeded);
-  w.finish();
-}
-
-void write(std::span<std::uint8_t> out, const SaveOptions& options, const Layout& layout) {
-  Writer m;
-  bool seeded = false;
-  layout.emit(m, seeded);
-  std::optional<Progress> progress;
-  if (options.progress || options.on_progress) {
-    progress.emplace(layout.label, kHeaderBytes + m.payload_bytes(), options.progress,
-                     options.on_progress);
-  }
-  Writer w(out, layout.type, seeded ? kFlagSeeded : 0u, layout.fingerprint, m.payload_bytes(),
-           m.sections(), progress ? &*progress : nullptr, options.threads);
+  Writer w(std::forward<Out>(out), layout.type, seeded ? kFlagSeeded : 0u, layout.fingerprint,
+           m.payload_bytes(), m.sections(), progress ? &*progress : nullptr, options.threads);
   layout.emit(w, seeded);
   w.finish();
 }
@@ -595,6 +573,33 @@ Layout layout(const Context& ctx, const GaloisKeys& keys, const SaveOptions& opt
   return {ObjectType::kGaloisKeys, context_fingerprint(ctx), "save Galois keys", emit};
 }
 
+// Checks of a key container's metadata, shared by Galois keys and evaluation key bundles.
+void require_key_digits(Reader& r, const Context& ctx, u32 dnum) {
+  if (dnum != ctx.dnum()) {
+    r.fail("the keys have " + std::to_string(dnum) + " digits; this Context's have " +
+           std::to_string(ctx.dnum()));
+  }
+}
+
+void require_galois_count(Reader& r, const Context& ctx, u32 count) {
+  if (count > ctx.n()) {
+    r.fail(std::to_string(count) + " Galois keys: there are only N = " + std::to_string(ctx.n()) +
+           " Galois elements");
+  }
+}
+
+// `keys` key records (`noun`: what the message calls them) must fit in the declared payload.
+void require_key_payload(Reader& r, const Context& ctx, u64 keys, const char* noun) {
+  // Every key record holds at least its record, dnum b polys and a seed.
+  const u64 poly_bytes = u64{4} * ctx.n() * ctx.key_basis().size;
+  const u64 min_key = detail::serial::kSectionOverhead * (ctx.dnum() + 2) + kKeyMetaBytes +
+                      detail::serial::kSeedBodyBytes + ctx.dnum() * poly_bytes;
+  if (keys > r.payload_left() / min_key) {
+    r.fail(std::to_string(keys) + " " + noun + " need at least " + std::to_string(keys * min_key) +
+           " bytes; the header declares a payload of " + std::to_string(r.header().payload_bytes));
+  }
+}
+
 u32 read_galois_meta(Reader& r, const Context& ctx, const char* what) {
   const auto meta = r.small_section(SectionKind::kMeta, kGaloisMetaBytes, what);
   FieldReader f(meta);
@@ -602,24 +607,10 @@ u32 read_galois_meta(Reader& r, const Context& ctx, const char* what) {
   const u32 dnum = f.u32_le();
   const u32 r0 = f.u32_le();
   const u32 r1 = f.u32_le();
-  if (dnum != ctx.dnum()) {
-    r.fail("the keys have " + std::to_string(dnum) + " digits; this Context's have " +
-           std::to_string(ctx.dnum()));
-  }
+  require_key_digits(r, ctx, dnum);
   if (r0 != 0 || r1 != 0) r.fail("reserved metadata fields are not 0");
-  if (count > ctx.n()) {
-    r.fail(std::to_string(count) + " Galois keys: there are only N = " + std::to_string(ctx.n()) +
-           " Galois elements");
-  }
-  // Every key record holds at least its record, dnum b polys and a seed.
-  const u64 poly_bytes = u64{4} * ctx.n() * ctx.key_basis().size;
-  const u64 min_key = detail::serial::kSectionOverhead * (ctx.dnum() + 2) + kKeyMetaBytes +
-                      detail::serial::kSeedBodyBytes + ctx.dnum() * poly_bytes;
-  if (count > r.payload_left() / min_key) {
-    r.fail(std::to_string(count) + " Galois keys need at least " +
-           std::to_string(static_cast<u64>(count) * min_key) +
-           " bytes; the header declares a payload of " + std::to_string(r.header().payload_bytes));
-  }
+  require_galois_count(r, ctx, count);
+  require_key_payload(r, ctx, count, "Galois keys");
   return count;
 }
 
@@ -712,27 +703,15 @@ BundleMeta read_bundle_meta(Reader& r, const Context& ctx) {
     r.fail("parts field " + std::to_string(m.parts) +
            " is not a nonempty set of {1: relin, 2: Galois, 4: bootstrapping}");
   }
-  if (dnum != ctx.dnum()) {
-    r.fail("the keys have " + std::to_string(dnum) + " digits; this Context's have " +
-           std::to_string(ctx.dnum()));
-  }
+  require_key_digits(r, ctx, dnum);
   if (reserved != 0) r.fail("reserved metadata field is not 0");
   if ((m.parts & kPartGalois) == 0 && m.galois_count != 0) {
     r.fail("Galois key count " + std::to_string(m.galois_count) + " without the Galois part");
   }
-  if (m.galois_count > ctx.n()) {
-    r.fail(std::to_string(m.galois_count) +
-           " Galois keys: there are only N = " + std::to_string(ctx.n()) + " Galois elements");
-  }
-  const u64 poly_bytes = u64{4} * ctx.n() * ctx.key_basis().size;
-  const u64 min_key = detail::serial::kSectionOverhead * (ctx.dnum() + 2) + kKeyMetaBytes +
-                      detail::serial::kSeedBodyBytes + ctx.dnum() * poly_bytes;
+  require_galois_count(r, ctx, m.galois_count);
   const u64 keys = u64{m.galois_count} + ((m.parts & kPartRelin) ? 1 : 0) +
                    ((m.parts & kPartBootstrapping) ? 2 : 0);
-  if (keys > r.payload_left() / min_key) {
-    r.fail(std::to_string(keys) + " keys need at least " + std::to_string(keys * min_key) +
-           " bytes; the header declares a payload of " + std::to_string(r.header().payload_bytes));
-  }
+  require_key_payload(r, ctx, keys, "keys");
   return m;
 }
 
@@ -1218,48 +1197,29 @@ ParameterSet load_parameters(std::span<const std::uint8_t> bytes, const LoadOpti
   return from_span(bytes, options,
                    [&](std::istream& in, const LoadOptions& o) { return load_parameters(in, o); });
 }
-SecretKey load_secret_key(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                          const LoadOptions& options) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_secret_key(ctx, in, o);
-  });
-}
-PublicKey load_public_key(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                          const LoadOptions& options) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_public_key(ctx, in, o);
-  });
-}
-RelinKey load_relin_key(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                        const LoadOptions& options) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_relin_key(ctx, in, o);
-  });
-}
-GaloisKeys load_galois_keys(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                            const LoadOptions& options) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_galois_keys(ctx, in, o);
-  });
-}
-EvaluationKeys load_evaluation_keys(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                                    const LoadOptions& options) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_evaluation_keys(ctx, in, o);
-  });
-}
-Plaintext load_plaintext(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                         const LoadOptions& options, ObjectInfo* info) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_plaintext(ctx, in, o, info);
-  });
-}
-Ciphertext load_ciphertext(const ContextPtr& ctx, std::span<const std::uint8_t> bytes,
-                           const LoadOptions& options, ObjectInfo* info) {
-  return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {
-    return load_ciphertext(ctx, in, o, info);
-  });
-}
+// The span loaders read through the stream loaders.
+#define THEO_SERIAL_LOAD_SPAN(T, load)                                                             \
+  T load(const ContextPtr& ctx, std::span<const std::uint8_t> bytes, const LoadOptions& options) { \
+    return from_span(bytes, options,                                                               \
+                     [&](std::istream& in, const LoadOptions& o) { return load(ctx, in, o); });    \
+  }
+#define THEO_SERIAL_LOAD_SPAN_INFO(T, load)                                                      \
+  T load(const ContextPtr& ctx, std::span<const std::uint8_t> bytes, const LoadOptions& options, \
+         ObjectInfo* info) {                                                                     \
+    return from_span(bytes, options, [&](std::istream& in, const LoadOptions& o) {               \
+      return load(ctx, in, o, info);                                                             \
+    });                                                                                          \
+  }
+THEO_SERIAL_LOAD_SPAN(SecretKey, load_secret_key)
+THEO_SERIAL_LOAD_SPAN(PublicKey, load_public_key)
+THEO_SERIAL_LOAD_SPAN(RelinKey, load_relin_key)
+THEO_SERIAL_LOAD_SPAN(GaloisKeys, load_galois_keys)
+THEO_SERIAL_LOAD_SPAN(EvaluationKeys, load_evaluation_keys)
+THEO_SERIAL_LOAD_SPAN_INFO(Plaintext, load_plaintext)
+THEO_SERIAL_LOAD_SPAN_INFO(Ciphertext, load_ciphertext)
+#undef THEO_SERIAL_LOAD_SPAN
+#undef THEO_SERIAL_LOAD_SPAN_INFO
+
 ObjectInfo inspect(std::span<const std::uint8_t> bytes, const LoadOptions& options) {
   return from_span(bytes, options,
                    [&](std::istream& in, const LoadOptions& o) { return inspect(in, o); });

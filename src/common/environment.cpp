@@ -31,22 +31,42 @@ std::string text(const char* name) {
   return e != nullptr ? std::string(e) : std::string();
 }
 
+// Which variable fills which field, one table per kind of value.
+template <typename T>
+struct Variable {
+  T Environment::*field;
+  const char* name;
+};
+
+constexpr Variable<std::string> kTextVariables[] = {
+    {&Environment::backend, "THEO_BACKEND"},
+    {&Environment::preset_dir, "THEO_PRESET_DIR"},
+    {&Environment::xdg_cache_home, "XDG_CACHE_HOME"},
+    {&Environment::home, "HOME"},
+};
+constexpr Variable<bool> kSwitchVariables[] = {
+    {&Environment::fusion, "THEO_FUSION"},
+    {&Environment::output_chunking, "THEO_OUTPUT_CHUNKING"},
+    {&Environment::graphs, "THEO_GRAPHS"},
+    {&Environment::programmatic_launch, "THEO_PDL"},
+};
+constexpr Variable<std::optional<u32>> kDecimalVariables[] = {
+    {&Environment::ntt_row_otf, "THEO_NTT_ROW_OTF"},
+    {&Environment::ntt_rows_resident, "THEO_NTT_ROWS_RESIDENT"},
+    {&Environment::ntt_rows_persistent_tiles, "THEO_NTT_ROWS_PERSISTENT_TILES"},
+    {&Environment::ntt_cols_wide, "THEO_NTT_COLS_WIDE"},
+};
+
 }  // namespace
 
 Environment Environment::read() {
   Environment env;
-  env.backend = text("THEO_BACKEND");
-  env.preset_dir = text("THEO_PRESET_DIR");
-  env.fusion = not_zero("THEO_FUSION");
-  env.output_chunking = not_zero("THEO_OUTPUT_CHUNKING");
-  env.graphs = not_zero("THEO_GRAPHS");
-  env.programmatic_launch = not_zero("THEO_PDL");
-  env.ntt_row_otf = decimal("THEO_NTT_ROW_OTF");
-  env.ntt_rows_resident = decimal("THEO_NTT_ROWS_RESIDENT");
-  env.ntt_rows_persistent_tiles = decimal("THEO_NTT_ROWS_PERSISTENT_TILES");
-  env.ntt_cols_wide = decimal("THEO_NTT_COLS_WIDE");
-  env.xdg_cache_home = text("XDG_CACHE_HOME");
-  env.home = text("HOME");
+  for (const auto& [field, name] : kTextVariables)
+    env.*field = text(name);
+  for (const auto& [field, name] : kSwitchVariables)
+    env.*field = not_zero(name);
+  for (const auto& [field, name] : kDecimalVariables)
+    env.*field = decimal(name);
   return env;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "math/gmp_number.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -18,20 +19,7 @@ namespace {
 
 __extension__ typedef unsigned __int128 u128;
 
-// Minimal RAII owner of one mpz_t.
-class Mpz {
- public:
-  Mpz() { mpz_init(v_); }
-  ~Mpz() { mpz_clear(v_); }
-  Mpz(const Mpz&) = delete;
-  Mpz& operator=(const Mpz&) = delete;
-  operator mpz_ptr() { return v_; }
-  operator mpz_srcptr() const { return v_; }
-  mpz_srcptr get() const { return v_; }
-
- private:
-  mpz_t v_;
-};
+using detail::Mpz;
 
 u64 mul_mod_u64(u64 a, u64 b, u64 q) {
   return static_cast<u64>((static_cast<u128>(a) * b) % q);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "common/enum_names.h"
 #include "theo/errors.h"
 #include "theo/math/prime_system.h"
 #include "theo/math/security.h"
@@ -15,16 +16,18 @@ std::string grid_cell_name(const GridCell& cell) {
          std::to_string(cell.dnum);
 }
 
+namespace {
+
+constexpr EnumName<GridCellStatus> kGridCellStatusNames[] = {
+    {GridCellStatus::kOk, "ok"},
+    {GridCellStatus::kInsecure, "insecure"},
+    {GridCellStatus::kUnrealizable, "unrealizable"},
+};
+
+}  // namespace
+
 const char* grid_cell_status_name(GridCellStatus s) {
-  switch (s) {
-    case GridCellStatus::kOk:
-      return "ok";
-    case GridCellStatus::kInsecure:
-      return "insecure";
-    case GridCellStatus::kUnrealizable:
-      return "unrealizable";
-  }
-  return "?";
+  return enum_name(kGridCellStatusNames, s, "?");
 }
 
 std::vector<GridCell> dataflow_grid() {

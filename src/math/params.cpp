@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/enum_names.h"
 #include "theo/common/environment.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
@@ -118,23 +119,15 @@ std::string show(const json& v) {
   return s;
 }
 
+// Integers (signed, unsigned) are "a number"; so is anything else the table lacks.
+constexpr EnumName<json::value_t> kTypeWords[] = {
+    {json::value_t::string, "a string"}, {json::value_t::boolean, "a boolean"},
+    {json::value_t::array, "an array"},  {json::value_t::object, "an object"},
+    {json::value_t::null, "null"},       {json::value_t::number_float, "a non-integer number"},
+};
+
 const char* type_word(const json& v) {
-  switch (v.type()) {
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::null:
-      return "null";
-    case json::value_t::number_float:
-      return "a non-integer number";
-    default:
-      return "a number";
-  }
+  return enum_name(kTypeWords, v.type(), "a number");
 }
 
 u64 get_uint(const json& v, const std::string& field, u64 max = UINT64_MAX) {

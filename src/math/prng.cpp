@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "math/gmp_number.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -89,23 +90,28 @@ u32 Prng::next_u32() {
          (static_cast<u32>(b[3]) << 24);
 }
 
-u32 Prng::uniform(u32 bound) {
-  if (bound == 0) throw ParameterError("Prng::uniform: bound must be >= 1");
-  // Reject the lowest 2^32 mod bound values so that the rest splits into equal classes.
-  const u32 threshold = static_cast<u32>(-bound) % bound;
+namespace {
+
+// A value uniform in [0, bound) from next(), uniform over all T: the lowest 2^bits(T) mod bound
+// values are rejected so that the rest splits into equal classes.
+template <typename T, typename Next>
+T uniform_below(T bound, const char* op, Next&& next) {
+  if (bound == 0) throw ParameterError(std::string(op) + ": bound must be >= 1");
+  const T threshold = static_cast<T>(-bound) % bound;
   for (;;) {
-    const u32 x = next_u32();
+    const T x = next();
     if (x >= threshold) return x % bound;
   }
 }
 
+}  // namespace
+
+u32 Prng::uniform(u32 bound) {
+  return uniform_below(bound, "Prng::uniform", [this] { return next_u32(); });
+}
+
 u64 Prng::uniform64(u64 bound) {
-  if (bound == 0) throw ParameterError("Prng::uniform64: bound must be >= 1");
-  const u64 threshold = static_cast<u64>(-bound) % bound;
-  for (;;) {
-    const u64 x = next_u64();
-    if (x >= threshold) return x % bound;
-  }
+  return uniform_below(bound, "Prng::uniform64", [this] { return next_u64(); });
 }
 
 double Prng::uniform_real() {
@@ -143,32 +149,8 @@ class BitSource {
   u32 left_ = 0;
 };
 
-// RAII owners of GMP numbers.
-class Mpz {
- public:
-  Mpz() { mpz_init(v_); }
-  ~Mpz() { mpz_clear(v_); }
-  Mpz(const Mpz&) = delete;
-  Mpz& operator=(const Mpz&) = delete;
-  operator mpz_ptr() { return v_; }
-  operator mpz_srcptr() const { return v_; }
-
- private:
-  mpz_t v_;
-};
-
-class Mpf {
- public:
-  explicit Mpf(mp_bitcnt_t prec) { mpf_init2(v_, prec); }
-  ~Mpf() { mpf_clear(v_); }
-  Mpf(const Mpf&) = delete;
-  Mpf& operator=(const Mpf&) = delete;
-  operator mpf_ptr() { return v_; }
-  operator mpf_srcptr() const { return v_; }
-
- private:
-  mpf_t v_;
-};
+using detail::Mpf;
+using detail::Mpz;
 
 constexpr mp_bitcnt_t kPrec = 256;
 

@@ -1,15 +1,7 @@
 # Sources of src/math
-list(APPEND THEO_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/primes.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/params.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/security.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/prime_system.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/parameter_grid.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bigint.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/prng.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/fingerprint.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/uniform_seed.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/compact_expand.cpp)
+theo_add_sources(THEO_SOURCES primes.cpp params.cpp security.cpp prime_system.cpp
+                 parameter_grid.cpp bigint.cpp prng.cpp fingerprint.cpp uniform_seed.cpp
+                 compact_expand.cpp)
 
 # Presets embedded into the library (owner: math number theory). Every presets/*.json becomes a
 # raw string literal in the generated presets_embedded.cpp; CMake re-runs when a preset changes.

@@ -3,38 +3,26 @@
 #include "theo/plan/dataflow.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "common/enum_names.h"
 
 namespace theo {
 
+namespace {
+
+constexpr EnumName<Dataflow> kDataflowNames[] = {
+    {Dataflow::kAuto, "auto"}, {Dataflow::kDSOB, "DSOB"}, {Dataflow::kDPOB, "DPOB"},
+    {Dataflow::kDSOC, "DSOC"}, {Dataflow::kDPOC, "DPOC"},
+};
+
+}  // namespace
+
 std::string_view dataflow_name(Dataflow d) {
-  switch (d) {
-    case Dataflow::kAuto:
-      return "auto";
-    case Dataflow::kDSOB:
-      return "DSOB";
-    case Dataflow::kDPOB:
-      return "DPOB";
-    case Dataflow::kDSOC:
-      return "DSOC";
-    case Dataflow::kDPOC:
-      return "DPOC";
-  }
-  return "?";
+  return enum_name(kDataflowNames, d, "?");
 }
 
 std::optional<Dataflow> parse_dataflow(std::string_view name) {
-  std::string lower(name);
-  for (char& ch : lower)
-    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (Dataflow d :
-       {Dataflow::kAuto, Dataflow::kDSOB, Dataflow::kDPOB, Dataflow::kDSOC, Dataflow::kDPOC}) {
-    std::string n(dataflow_name(d));
-    for (char& ch : n)
-      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (n == lower) return d;
-  }
-  return std::nullopt;
+  return enum_from_name(kDataflowNames, name);
 }
 
 std::string choice_name(const DataflowChoice& c) {

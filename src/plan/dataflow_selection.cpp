@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "common/enum_names.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -22,16 +23,18 @@ void validate(const KeySwitchOptions& o) {
                          name + " (0: the footprint model's)");
 }
 
+namespace {
+
+constexpr EnumName<ChoiceSource> kChoiceSourceNames[] = {
+    {ChoiceSource::kFixed, "fixed"},
+    {ChoiceSource::kTable, "table"},
+    {ChoiceSource::kModel, "model"},
+};
+
+}  // namespace
+
 const char* choice_source_name(ChoiceSource s) {
-  switch (s) {
-    case ChoiceSource::kFixed:
-      return "fixed";
-    case ChoiceSource::kTable:
-      return "table";
-    case ChoiceSource::kModel:
-      return "model";
-  }
-  return "?";
+  return enum_name(kChoiceSourceNames, s, "?");
 }
 
 std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/enum_names.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -259,22 +260,18 @@ std::filesystem::path tuning_file(const std::filesystem::path& directory, const 
   return directory / (slug + "-" + key.parameters.substr(0, 16) + ".json");
 }
 
+namespace {
+
+constexpr EnumName<TuningLoadStatus> kTuningLoadStatusNames[] = {
+    {TuningLoadStatus::kLoaded, "loaded"},         {TuningLoadStatus::kMissing, "missing"},
+    {TuningLoadStatus::kUnreadable, "unreadable"}, {TuningLoadStatus::kCorrupted, "corrupted"},
+    {TuningLoadStatus::kStale, "stale"},           {TuningLoadStatus::kNotUsed, "not used"},
+};
+
+}  // namespace
+
 const char* tuning_load_status_name(TuningLoadStatus s) {
-  switch (s) {
-    case TuningLoadStatus::kLoaded:
-      return "loaded";
-    case TuningLoadStatus::kMissing:
-      return "missing";
-    case TuningLoadStatus::kUnreadable:
-      return "unreadable";
-    case TuningLoadStatus::kCorrupted:
-      return "corrupted";
-    case TuningLoadStatus::kStale:
-      return "stale";
-    case TuningLoadStatus::kNotUsed:
-      return "not used";
-  }
-  return "?";
+  return enum_name(kTuningLoadStatusNames, s, "?");
 }
 
 TuningLoad load_tuning_table(const std::filesystem::path& path, const TuningKey& expected) {

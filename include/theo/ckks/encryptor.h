@@ -29,6 +29,9 @@ class Encryptor {
   bool is_secret_key_mode() const { return sk_ != nullptr; }
 
  private:
+  // What the public constructors share: the checks of the Context and of the one key given.
+  Encryptor(std::shared_ptr<const Context> ctx, const PublicKey* pk, const SecretKey* sk,
+            Prng prng);
   Ciphertext encrypt_impl(const RnsPoly* message, u32 level, long double scale, u32 slots);
   std::shared_ptr<const Context> ctx_;
   const PublicKey* pk_ = nullptr;

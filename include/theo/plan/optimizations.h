@@ -49,27 +49,23 @@ struct Optimizations {
   // reports no cache (the CPU) gets whole batches.
   std::size_t cache_bytes = 0;
 
-  static Optimizations none() {
-    return {.fusion = false,
-            .bconv_refined = false,
-            .graphs = false,
-            .multi_poly_caching = false,
-            .pipelining = false,
-            .output_chunking = false,
-            .cache_bytes = 0};
-  }
+  static Optimizations none() { return every_switch(false); }
   // Every switch at its default (output_chunking stays off).
   static Optimizations all() { return {}; }
   // The switches some mechanism of this build honors (true); an ablation reports the others as
   // "n/a", since turning them on changes nothing yet. A mechanism marks itself here when it is
   // hooked in.
-  static Optimizations available() {
-    return {.fusion = true,
-            .bconv_refined = true,
-            .graphs = true,
-            .multi_poly_caching = true,
-            .pipelining = true,
-            .output_chunking = true,
+  static Optimizations available() { return every_switch(true); }
+
+ private:
+  // Every switch `on`, cache_bytes at its default.
+  static Optimizations every_switch(bool on) {
+    return {.fusion = on,
+            .bconv_refined = on,
+            .graphs = on,
+            .multi_poly_caching = on,
+            .pipelining = on,
+            .output_chunking = on,
             .cache_bytes = 0};
   }
 };

@@ -120,6 +120,16 @@ class CpuBackend final : public Backend {
   std::vector<LimbJob> ntt_jobs(std::span<const PolyRef> polys, std::span<const u32> consts,
                                 std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
   void run_transform(const std::vector<LimbJob>& jobs, bool inverse);
+  // do_ntt (inverse false) and do_intt (true): the jobs, run now or deferred while capturing.
+  void transform(std::span<const PolyRef> polys, std::span<const u32> consts,
+                 std::span<const ConstPolyRef> src, std::span<const PolyRef> echo, bool inverse);
+  // do_add and do_sub: out = Op(a, b, q) word by word (cpu_elementwise.cpp).
+  template <u32 (*Op)(u32, u32, u32)>
+  void binary_mod(ConstPolyRef a, ConstPolyRef b, PolyRef out);
+  // do_add_batch and do_sub_batch: the op One on every (a[k], b[k], out[k]) (cpu_elementwise.cpp).
+  template <void (CpuBackend::*One)(ConstPolyRef, ConstPolyRef, PolyRef)>
+  void binary_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                    std::span<const PolyRef> out);
   // While capturing: keeps `call` (which repeats the op's do_ call, owning its arguments) for
   // the replays instead of running the op, and returns true.
   template <typename Call>

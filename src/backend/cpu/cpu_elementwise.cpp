@@ -20,41 +20,44 @@ inline u32 mul_mod_nb(u32 a, u32 b, const Modulus& m) {
 
 }  // namespace
 
-void CpuBackend::do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+template <void (CpuBackend::*One)(ConstPolyRef, ConstPolyRef, PolyRef)>
+void CpuBackend::binary_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
                               std::span<const PolyRef> out) {
-  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { do_add_batch(a, b, o); }))
+  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { binary_batch<One>(a, b, o); }))
     return;
   for (std::size_t k = 0; k < a.size(); ++k)
-    do_add(a[k], b[k], out[k]);
+    (this->*One)(a[k], b[k], out[k]);
+}
+
+void CpuBackend::do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
+                              std::span<const PolyRef> out) {
+  binary_batch<&CpuBackend::do_add>(a, b, out);
 }
 
 void CpuBackend::do_sub_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
                               std::span<const PolyRef> out) {
-  if (deferred([this, a = owned(a), b = owned(b), o = owned(out)] { do_sub_batch(a, b, o); }))
-    return;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    do_sub(a[k], b[k], out[k]);
+  binary_batch<&CpuBackend::do_sub>(a, b, out);
 }
 
 // Every op here is per limb and per word; aliasing an output with an input of the same shape is
 // safe because each word is read before it is written.
 
-void CpuBackend::do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
-  if (deferred([this, a, b, out] { do_add(a, b, out); })) return;
+template <u32 (*Op)(u32, u32, u32)>
+void CpuBackend::binary_mod(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  if (deferred([this, a, b, out] { binary_mod<Op>(a, b, out); })) return;
   map_words(out, [&](u32 l) {
     const u32 q = modulus(a.basis[l]).q;
     const u32 *x = a.limb(l), *y = b.limb(l);
-    return [=](u32 c) { return add_mod(x[c], y[c], q); };
+    return [=](u32 c) { return Op(x[c], y[c], q); };
   });
 }
 
+void CpuBackend::do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
+  binary_mod<add_mod>(a, b, out);
+}
+
 void CpuBackend::do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) {
-  if (deferred([this, a, b, out] { do_sub(a, b, out); })) return;
-  map_words(out, [&](u32 l) {
-    const u32 q = modulus(a.basis[l]).q;
-    const u32 *x = a.limb(l), *y = b.limb(l);
-    return [=](u32 c) { return sub_mod(x[c], y[c], q); };
-  });
+  binary_mod<sub_mod>(a, b, out);
 }
 
 void CpuBackend::do_neg(ConstPolyRef a, PolyRef out) {

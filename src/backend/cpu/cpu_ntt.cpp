@@ -52,24 +52,24 @@ void CpuBackend::run_transform(const std::vector<LimbJob>& jobs, bool inverse) {
   });
 }
 
+void CpuBackend::transform(std::span<const PolyRef> polys, std::span<const u32> consts,
+                           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo,
+                           bool inverse) {
+  const auto jobs = ntt_jobs(polys, consts, src, echo);
+  if (deferred([this, p = owned(polys), c = owned(consts), s = owned(src), e = owned(echo),
+                inverse] { transform(p, c, s, e, inverse); }))
+    return;
+  run_transform(jobs, inverse);
+}
+
 void CpuBackend::do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
                         std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  const auto jobs = ntt_jobs(polys, pre_consts, src, echo);
-  if (deferred([this, p = owned(polys), c = owned(pre_consts), s = owned(src), e = owned(echo)] {
-        do_ntt(p, c, s, e);
-      }))
-    return;
-  run_transform(jobs, false);
+  transform(polys, pre_consts, src, echo, false);
 }
 
 void CpuBackend::do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
                          std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  const auto jobs = ntt_jobs(polys, post_consts, src, echo);
-  if (deferred([this, p = owned(polys), c = owned(post_consts), s = owned(src), e = owned(echo)] {
-        do_intt(p, c, s, e);
-      }))
-    return;
-  run_transform(jobs, true);
+  transform(polys, post_consts, src, echo, true);
 }
 
 void CpuBackend::do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,

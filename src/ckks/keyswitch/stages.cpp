@@ -92,6 +92,32 @@ void key_mult_part(const Context& ctx, std::span<const ConstPolyRef> digits, u32
   }
 }
 
+// ModDown's first step, after the checks `op` needs (one output per input, every input over Q_l u
+// P and, with check_out_q, every output over Q_l): the P parts of the inputs, to the coefficient
+// domain in place.
+std::vector<PolyRef> mod_down_p_parts(const Context& ctx, const char* op,
+                                      std::span<const PolyRef> in, std::span<const PolyRef> out,
+                                      u32 level, bool check_out_q) {
+  const LevelData& lv = ctx.level(level);
+  if (in.size() != out.size()) {
+    throw ParameterError(std::string("KeySwitcher::") + op + ": one output per input is needed");
+  }
+  std::vector<PolyRef> p_parts;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (!(in[i].basis == lv.pq_basis)) {
+      throw ParameterError(std::string("KeySwitcher::") + op +
+                           ": input is not over Q_l u P of level " + std::to_string(level));
+    }
+    if (check_out_q && !(out[i].basis == lv.q_basis)) {
+      throw ParameterError(std::string("KeySwitcher::") + op +
+                           ": output is not over Q_l of level " + std::to_string(level));
+    }
+    p_parts.push_back(in[i].slice(lv.limbs, ctx.alpha()));
+  }
+  ctx.backend().intt(p_parts, lv.mod_down_intt_consts);
+  return p_parts;
+}
+
 }  // namespace
 
 // ---- Stage 1: ModUp
@@ -456,20 +482,9 @@ void KeySwitchStages::key_mult_range(std::span<const std::size_t> digits,
 void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
                                u32 level) const {
   const OpScope scope("ModDown");
+  const std::vector<PolyRef> p_parts = mod_down_p_parts(*ctx_, "mod_down", in, out, level, false);
   const LevelData& lv = ctx_->level(level);
-  if (in.size() != out.size()) {
-    throw ParameterError("KeySwitcher::mod_down: one output per input is needed");
-  }
   Backend& be = ctx_->backend();
-  std::vector<PolyRef> p_parts;
-  for (const PolyRef& x : in) {
-    if (!(x.basis == lv.pq_basis)) {
-      throw ParameterError("KeySwitcher::mod_down: input is not over Q_l u P of level " +
-                           std::to_string(level));
-    }
-    p_parts.push_back(x.slice(lv.limbs, ctx_->alpha()));
-  }
-  be.intt(p_parts, lv.mod_down_intt_consts);
   bool out_overlaps_in = false;
   for (const PolyRef& o : out)
     for (const PolyRef& x : in)
@@ -503,24 +518,10 @@ void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const Poly
 void KeySwitchStages::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
                                     u32 level) const {
   const OpScope scope("ModDown");
+  const std::vector<PolyRef> p_parts =
+      mod_down_p_parts(*ctx_, "mod_down_lift", in, out, level, true);
   const LevelData& lv = ctx_->level(level);
-  if (in.size() != out.size()) {
-    throw ParameterError("KeySwitcher::mod_down_lift: one output per input is needed");
-  }
   Backend& be = ctx_->backend();
-  std::vector<PolyRef> p_parts;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (!(in[i].basis == lv.pq_basis)) {
-      throw ParameterError("KeySwitcher::mod_down_lift: input is not over Q_l u P of level " +
-                           std::to_string(level));
-    }
-    if (!(out[i].basis == lv.q_basis)) {
-      throw ParameterError("KeySwitcher::mod_down_lift: output is not over Q_l of level " +
-                           std::to_string(level));
-    }
-    p_parts.push_back(in[i].slice(lv.limbs, ctx_->alpha()));
-  }
-  be.intt(p_parts, lv.mod_down_intt_consts);
   std::vector<BConvJob> jobs;
   for (std::size_t i = 0; i < in.size(); ++i)
     jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
