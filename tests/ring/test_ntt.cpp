@@ -58,10 +58,7 @@ TEST_F(NttTest, OutputIsEvaluationInBitReversedOrder) {
     std::vector<u32> w(static_cast<std::size_t>(basis.size) * n, 0);
     for (u32 l = 0; l < basis.size; ++l)
       w[l * n + j] = 1 + uniform(be->modulus(basis[l]).q - 1);
-    RnsPoly a = from_words(*be, basis, w);
-    const PolyRef p[] = {a.ref()};
-    be->ntt(p);
-    const auto got = words(*be, a);
+    const auto got = words(*be, ntt_of(*be, basis, w));
     for (u32 l = 0; l < basis.size; ++l) {
       const u32 q = be->modulus(basis[l]).q, psi = ntt_root(q, n);
       for (u32 i = 0; i < n; ++i) {
@@ -73,10 +70,7 @@ TEST_F(NttTest, OutputIsEvaluationInBitReversedOrder) {
   }
   // A full random polynomial, by Horner's rule at every point.
   const auto w = random_words(*be, basis);
-  RnsPoly a = from_words(*be, basis, w);
-  const PolyRef p[] = {a.ref()};
-  be->ntt(p);
-  const auto got = words(*be, a);
+  const auto got = words(*be, ntt_of(*be, basis, w));
   for (u32 l = 0; l < basis.size; ++l) {
     const u32 q = be->modulus(basis[l]).q, psi = ntt_root(q, n);
     for (u32 i = 0; i < n; ++i) {
