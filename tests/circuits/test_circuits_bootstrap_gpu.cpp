@@ -103,22 +103,16 @@ TEST(BootstrapGpu, MatchesCpuStageByStage) {
   double b[2];
   int i = 0;
   for (const ContextPtr& ctx : {cpu, gpu}) {
-    KeyGenerator keygen(ctx, seed_of(5));
-    const SecretKey sk = keygen.create_secret_key();
-    Encoder encoder(ctx);
-    Encryptor enc(ctx, sk, seed_of(9));
-    Decryptor dec(ctx, sk);
-    const Bootstrapper boot(ctx, cfg);
-    const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
-    const Ciphertext ct = enc.encrypt(encoder.encode(z, 0));
+    SeededBootEnv e(ctx, cfg);
+    const Ciphertext ct = e.encrypt(z, 0);
     hashes[i].push_back(hash_ct(*ctx, ct));
-    const Ciphertext raised = boot.mod_raise(ct, keys);
+    const Ciphertext raised = e.boot.mod_raise(ct, e.keys);
     hashes[i].push_back(hash_ct(*ctx, raised));
-    const Ciphertext cts = boot.coeff_to_slot(raised, keys.galois);
+    const Ciphertext cts = e.boot.coeff_to_slot(raised, e.keys.galois);
     hashes[i].push_back(hash_ct(*ctx, cts));
-    const Ciphertext out = boot.bootstrap(ct, keys);
+    const Ciphertext out = e.boot.bootstrap(ct, e.keys);
     hashes[i].push_back(hash_ct(*ctx, out));
-    b[i] = bits(encoder.decode(dec.decrypt(out)), z);
+    b[i] = bits(e.decrypt(out), z);
     ++i;
   }
   std::printf("[test_boot_n12] cpu %.2f bits, cuda %.2f bits\n", b[0], b[1]);

@@ -54,6 +54,16 @@ struct GraphEnv {
   Graph capture(Ciphertext& out) const {
     return ctx->capture([&] { out = sequence(evaluator, a, b, rlk, gk); });
   }
+  // The words (hash_ct) of the output of one replay of a fresh capture, read after the graph is
+  // gone.
+  u64 replayed_hash() const {
+    Ciphertext out;
+    {
+      Graph g = capture(out);
+      g.replay();
+    }
+    return hash_ct(*ctx, out);
+  }
 
   ContextPtr ctx;
   KeyGenerator keygen;
