@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -32,15 +33,16 @@ struct BootEnv : Env {
   BootstrappingKeys keys;
 };
 
-// A Bootstrapper of `cfg` on `ctx` with keys and encryptions from fixed seeds (key generator 5,
-// encryptor 9), so that every backend holds the same words for the same inputs.
+// A Bootstrapper of `cfg` on `ctx` with keys and encryptions from fixed seeds, so that every
+// backend and every Optimizations setting holds the same words for the same inputs.
 struct SeededBootEnv {
-  SeededBootEnv(ContextPtr context, const BootstrapConfig& cfg)
+  SeededBootEnv(ContextPtr context, const BootstrapConfig& cfg, std::uint8_t keygen_seed = 5,
+                std::uint8_t encryptor_seed = 9)
       : ctx(std::move(context)),
-        keygen(ctx, seed_of(5)),
+        keygen(ctx, seed_of(keygen_seed)),
         sk(keygen.create_secret_key()),
         encoder(ctx),
-        encryptor(ctx, sk, seed_of(9)),
+        encryptor(ctx, sk, seed_of(encryptor_seed)),
         decryptor(ctx, sk),
         boot(ctx, cfg),
         keys(boot.generate_keys(keygen, sk, false)) {}

@@ -59,10 +59,7 @@ double run_preset(const char* name, int runs, double anchor_bits) {
 
 // The ring ops ModRaise uses, CPU against CUDA on the same words.
 TEST(BootstrapGpu, RaiseBConvMatchesCpu) {
-  ContextOptions o;
-  o.allow_insecure = true;
-  o.backend = BackendChoice::kCpu;
-  const ContextPtr cpu = Context::create(boot_test_params(), o);
+  const ContextPtr cpu = make_context(boot_test_params());
   const ContextPtr gpu = gpu_context(boot_test_params());
   const Basis src = cpu->level(0).q_basis, dst = cpu->level(cpu->max_level()).q_basis;
   const u32 n = cpu->n();
@@ -91,10 +88,7 @@ TEST(BootstrapGpu, RaiseBConvMatchesCpu) {
 // The CUDA backend is bit-exact with the CPU one: the same seeds must give the same words after
 // every stage of the bootstrapping (checked at the small preset, where the CPU is fast).
 TEST(BootstrapGpu, MatchesCpuStageByStage) {
-  ContextOptions o;
-  o.allow_insecure = true;
-  o.backend = BackendChoice::kCpu;
-  const ContextPtr cpu = Context::create(boot_test_params(), o);
+  const ContextPtr cpu = make_context(boot_test_params());
   const ContextPtr gpu = gpu_context(boot_test_params());
   BootstrapConfig cfg;
   cfg.slots = 64;

@@ -26,12 +26,17 @@ inline ParameterSet generated_params(u32 log_n, u32 levels) {
   return generate_prime_system(spec);
 }
 
-// Tests opt in to insecure sets explicitly (small N, or more levels than the bound allows).
-inline ContextPtr make_context(const ParameterSet& p) {
+// Options of a test Context on `backend`. Tests opt in to insecure sets explicitly (small N, or
+// more levels than the bound allows).
+inline ContextOptions test_options(BackendChoice backend = BackendChoice::kCpu) {
   ContextOptions options;
-  options.backend = BackendChoice::kCpu;
+  options.backend = backend;
   options.allow_insecure = true;
-  return Context::create(p, options);
+  return options;
+}
+
+inline ContextPtr make_context(const ParameterSet& p) {
+  return Context::create(p, test_options());
 }
 
 // Fresh random inputs every run, |x| <= 1.

@@ -21,10 +21,7 @@ inline Ciphertext sequence(const Evaluator& ev, const Ciphertext& a, const Ciphe
 }
 
 inline ContextPtr context_on(BackendChoice backend, const ParameterSet& p) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
-  return Context::create(p, o);
+  return Context::create(p, test_options(backend));
 }
 
 // Keys from fixed seeds and inputs a, b encrypting za, zb at level 4, so that every backend holds

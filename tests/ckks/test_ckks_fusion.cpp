@@ -18,9 +18,7 @@ namespace {
 using Hashes = std::map<std::string, u64>;
 
 ContextPtr context_with(const ParameterSet& p, BackendChoice backend, bool fusion) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
+  ContextOptions o = test_options(backend);
   o.optimizations.fusion = fusion;
   return Context::create(p, o);
 }
@@ -159,9 +157,7 @@ TEST_P(CkksFusion, SwitchChangesTheOpSequence) {
   std::map<bool, TrafficTotals> total;
   for (const bool fusion : {true, false}) {
     auto rec = std::make_shared<TrafficRecorder>();
-    ContextOptions o;
-    o.backend = backend();
-    o.allow_insecure = true;
+    ContextOptions o = test_options(backend());
     o.optimizations.fusion = fusion;
     o.wrap_backend = record_traffic(rec);
     const ContextPtr ctx = Context::create(generated_params(12, 4), o);

@@ -38,9 +38,7 @@ class EnvironmentGuard {
 };
 
 ContextOptions cpu_options(const Optimizations& opt = Optimizations::all()) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
   o.optimizations = opt;
   return o;

@@ -153,9 +153,7 @@ TEST(KeySwitchPlan, WorkLanes) {
 // A forced plan runs as given and gives the planner's words; a dataflow this build lacks, or one
 // that cannot run at the level, is refused before any work.
 TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
   const ContextPtr ctx = Context::create(generated_params(12, 5), o);
   KeyGenerator kg(ctx, seed_of(11));

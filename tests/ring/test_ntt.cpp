@@ -1,5 +1,7 @@
 // Forward/inverse NTT of the CPU backend against the definition in ring/backend.h.
 
+#include <span>
+
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
 
@@ -124,20 +126,19 @@ TEST_F(NttTest, BatchedCallEqualsPerPolyCalls) {
   std::vector<PolyRef> refs;
   for (auto& p : batch)
     refs.push_back(p.ref());
-  be->ntt(refs);
-  for (auto& p : single) {
-    const PolyRef one[] = {p.ref()};
-    serial->ntt(one);
+  for (const bool forward : {true, false}) {
+    const auto transform = [forward](Backend& backend, std::span<const PolyRef> polys) {
+      forward ? backend.ntt(polys) : backend.intt(polys);
+    };
+    transform(*be, refs);
+    for (auto& p : single) {
+      const PolyRef one[] = {p.ref()};
+      transform(*serial, one);
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i]))
+          << (forward ? "ntt" : "intt") << " poly " << i;
   }
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i])) << "ntt poly " << i;
-  be->intt(refs);
-  for (auto& p : single) {
-    const PolyRef one[] = {p.ref()};
-    serial->intt(one);
-  }
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i])) << "intt poly " << i;
 }
 
 TEST_F(NttTest, EmptyBatchIsANoOp) {
