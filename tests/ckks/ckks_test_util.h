@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "theo/math/prime_system.h"
@@ -119,6 +121,30 @@ struct Env {
   Encoder encoder;
   Encryptor encryptor;
   Decryptor decryptor;
+  Evaluator evaluator;
+};
+
+// Secret and relinearization keys and encryptions from fixed seeds, so that a run repeats its words
+// under other options, on another backend, or after a change of settings.
+struct SeededKeys {
+  SeededKeys(ContextPtr context, std::uint8_t keygen_seed, std::uint8_t encryptor_seed)
+      : ctx(std::move(context)),
+        keygen(ctx, seed_of(keygen_seed)),
+        sk(keygen.create_secret_key()),
+        rlk(keygen.create_relin_key(sk)),
+        encoder(ctx),
+        encryptor(ctx, sk, seed_of(encryptor_seed)),
+        evaluator(ctx) {}
+  Ciphertext encrypt(const std::vector<Cplx>& v, u32 level) {
+    return encryptor.encrypt(encoder.encode(v, level));
+  }
+
+  ContextPtr ctx;
+  KeyGenerator keygen;
+  SecretKey sk;
+  RelinKey rlk;
+  Encoder encoder;
+  Encryptor encryptor;
   Evaluator evaluator;
 };
 
