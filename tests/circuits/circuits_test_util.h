@@ -35,13 +35,10 @@ struct BootEnv : Env {
 
 // A Bootstrapper of `cfg` on `ctx` with keys and encryptions from fixed seeds, so that every
 // backend and every Optimizations setting holds the same words for the same inputs.
-struct SeededBootEnv {
+struct SeededBootEnv : KeyedContext {
   SeededBootEnv(ContextPtr context, const BootstrapConfig& cfg, std::uint8_t keygen_seed = 5,
                 std::uint8_t encryptor_seed = 9)
-      : ctx(std::move(context)),
-        keygen(ctx, seed_of(keygen_seed)),
-        sk(keygen.create_secret_key()),
-        encoder(ctx),
+      : KeyedContext(std::move(context), keygen_seed),
         encryptor(ctx, sk, seed_of(encryptor_seed)),
         decryptor(ctx, sk),
         boot(ctx, cfg),
@@ -52,10 +49,6 @@ struct SeededBootEnv {
   }
   std::vector<Cplx> decrypt(const Ciphertext& ct) { return encoder.decode(decryptor.decrypt(ct)); }
 
-  ContextPtr ctx;
-  KeyGenerator keygen;
-  SecretKey sk;
-  Encoder encoder;
   Encryptor encryptor;
   Decryptor decryptor;
   Bootstrapper boot;
