@@ -84,26 +84,24 @@ TEST(Bootstrap, MessageRatioTradeOff) {
 // coefficient, which EvalMod approximates like a constant vector (about 2 ratio - 2.7 bits at
 // 2^7); taking the center out first leaves only the spread, which bootstraps like random slots.
 TEST(Bootstrap, CenterTakesTheCommonPartOut) {
-  Env e(boot_test_params());
   BootstrapConfig cfg;
   cfg.message_ratio_bits = 7;
-  const Bootstrapper boot(e.ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(e.keygen, e.sk, false);
+  BootEnv e(cfg);
   const u32 slots = e.ctx->max_slots();
   auto z = random_slots(slots);
   for (Cplx& v : z)
     v = Cplx(0.5 + 0.2 * v.real(), 0);
   const Ciphertext ct = e.encrypt(z, 0);
-  const double plain = bits(e.decrypt(boot.bootstrap(ct, keys)), z);
-  const Ciphertext out = boot.bootstrap(ct, keys, 0.5);
-  EXPECT_EQ(out.level(), boot.output_level());
+  const double plain = bits(e.decrypt(e.boot.bootstrap(ct, e.keys)), z);
+  const Ciphertext out = e.boot.bootstrap(ct, e.keys, 0.5);
+  EXPECT_EQ(out.level(), e.boot.output_level());
   const double centred = bits(e.decrypt(out), z);
   print_bits("slots 0.5 +- 0.2, ratio 2^7, uncentred", plain);
   print_bits("slots 0.5 +- 0.2, ratio 2^7, center 0.5", centred);
   EXPECT_GE(centred, 12);
   EXPECT_GE(centred, plain + 3);
-  EXPECT_THROW(boot.bootstrap(ct, keys, std::nan("")), ParameterError);
-  EXPECT_THROW(boot.bootstrap(ct, keys, INFINITY), ParameterError);
+  EXPECT_THROW(e.boot.bootstrap(ct, e.keys, std::nan("")), ParameterError);
+  EXPECT_THROW(e.boot.bootstrap(ct, e.keys, INFINITY), ParameterError);
   EXPECT_GE(bits(e.decrypt(ct), z), 12);  // the input is untouched
 }
 

@@ -9,11 +9,9 @@ namespace theo::test {
 namespace {
 
 TEST(Bootstrap, TenRoundsWithMultiplications) {
-  Env e(boot_test_params());
   BootstrapConfig cfg;
   cfg.slots = 64;
-  const Bootstrapper boot(e.ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(e.keygen, e.sk, false);
+  BootEnv e(cfg);
   const u32 n = cfg.slots;
   auto z = random_slots(n);
   // Unit-modulus factors keep |z| <= 1 through every product.
@@ -23,10 +21,10 @@ TEST(Bootstrap, TenRoundsWithMultiplications) {
   Ciphertext ct = e.encrypt(z, 0);
   double b = 0;
   for (int round = 0; round < 10; ++round) {
-    ct = boot.bootstrap(ct, keys);
+    ct = e.boot.bootstrap(ct, e.keys);
     while (ct.level() > 0) {
       const Ciphertext cw = e.encrypt(w, ct.level());
-      ct = e.evaluator.multiply_relin_rescale(ct, cw, keys.relin);
+      ct = e.evaluator.multiply_relin_rescale(ct, cw, e.keys.relin);
       for (u32 i = 0; i < n; ++i)
         z[i] *= w[i];
     }

@@ -59,10 +59,7 @@ double run_preset(const char* name, int runs, double anchor_bits) {
 
 // The ring ops ModRaise uses, CPU against CUDA on the same words.
 TEST(BootstrapGpu, RaiseBConvMatchesCpu) {
-  ContextOptions o;
-  o.allow_insecure = true;
-  o.backend = BackendChoice::kCpu;
-  const ContextPtr cpu = Context::create(boot_test_params(), o);
+  const ContextPtr cpu = make_context(boot_test_params());
   const ContextPtr gpu = gpu_context(boot_test_params());
   const Basis src = cpu->level(0).q_basis, dst = cpu->level(cpu->max_level()).q_basis;
   const u32 n = cpu->n();
@@ -91,10 +88,7 @@ TEST(BootstrapGpu, RaiseBConvMatchesCpu) {
 // The CUDA backend is bit-exact with the CPU one: the same seeds must give the same words after
 // every stage of the bootstrapping (checked at the small preset, where the CPU is fast).
 TEST(BootstrapGpu, MatchesCpuStageByStage) {
-  ContextOptions o;
-  o.allow_insecure = true;
-  o.backend = BackendChoice::kCpu;
-  const ContextPtr cpu = Context::create(boot_test_params(), o);
+  const ContextPtr cpu = make_context(boot_test_params());
   const ContextPtr gpu = gpu_context(boot_test_params());
   BootstrapConfig cfg;
   cfg.slots = 64;
@@ -103,22 +97,16 @@ TEST(BootstrapGpu, MatchesCpuStageByStage) {
   double b[2];
   int i = 0;
   for (const ContextPtr& ctx : {cpu, gpu}) {
-    KeyGenerator keygen(ctx, seed_of(5));
-    const SecretKey sk = keygen.create_secret_key();
-    Encoder encoder(ctx);
-    Encryptor enc(ctx, sk, seed_of(9));
-    Decryptor dec(ctx, sk);
-    const Bootstrapper boot(ctx, cfg);
-    const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
-    const Ciphertext ct = enc.encrypt(encoder.encode(z, 0));
+    SeededBootEnv e(ctx, cfg);
+    const Ciphertext ct = e.encrypt(z, 0);
     hashes[i].push_back(hash_ct(*ctx, ct));
-    const Ciphertext raised = boot.mod_raise(ct, keys);
+    const Ciphertext raised = e.boot.mod_raise(ct, e.keys);
     hashes[i].push_back(hash_ct(*ctx, raised));
-    const Ciphertext cts = boot.coeff_to_slot(raised, keys.galois);
+    const Ciphertext cts = e.boot.coeff_to_slot(raised, e.keys.galois);
     hashes[i].push_back(hash_ct(*ctx, cts));
-    const Ciphertext out = boot.bootstrap(ct, keys);
+    const Ciphertext out = e.boot.bootstrap(ct, e.keys);
     hashes[i].push_back(hash_ct(*ctx, out));
-    b[i] = bits(encoder.decode(dec.decrypt(out)), z);
+    b[i] = bits(e.decrypt(out), z);
     ++i;
   }
   std::printf("[test_boot_n12] cpu %.2f bits, cuda %.2f bits\n", b[0], b[1]);

@@ -181,16 +181,7 @@ TEST(CnnLayout, BadInputIsRejected) {
 }
 
 // The layers on encrypted data (N = 2^12, 2048 slots).
-class CnnEncrypted : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { env_ = new Env(generated_params(12, 3)); }
-  static void TearDownTestSuite() {
-    delete env_;
-    env_ = nullptr;
-  }
-  static Env* env_;
-};
-Env* CnnEncrypted::env_ = nullptr;
+class CnnEncrypted : public SharedEnvSuite<12, 3> {};
 
 TEST_F(CnnEncrypted, StridedConvolutionThenConvolution) {
   Env& e = *env_;

@@ -30,13 +30,6 @@ BootstrapConfig config() {
   return c;
 }
 
-ContextPtr context_from(const ParameterSet& p) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
-  return Context::create(p, o);
-}
-
 struct Results {
   std::vector<u64> hashes;
   std::vector<double> values;  // re and im of every decrypted slot, in order
@@ -95,7 +88,7 @@ TEST(KeysAcrossProcesses, SavedKeysEvaluateIdenticallyInAnotherProcess) {
   fs::create_directories(dir);
   {
     const ParameterSet params = boot_test_params();
-    const ContextPtr ctx = context_from(params);
+    const ContextPtr ctx = make_context(params);
     KeyGenerator keygen(ctx);  // seeded by the OS
     const SecretKey sk = keygen.create_secret_key();
     const PublicKey pk = keygen.create_public_key(sk);
@@ -145,7 +138,7 @@ TEST(KeysAcrossProcesses, DISABLED_ReaderSide) {
   const fs::path dir = dir_env;
   std::ifstream pin(dir / "params.bin", std::ios::binary);
   const ParameterSet params = load_parameters(pin);
-  const ContextPtr ctx = context_from(params);
+  const ContextPtr ctx = make_context(params);
   LoadOptions whole;
   whole.require_end = true;
   std::ifstream sin(dir / "secret.key", std::ios::binary);

@@ -63,15 +63,13 @@ TEST(LevelPlanner, RejectsADepthBootstrappingCannotProvide) {
 }
 
 TEST(LevelPlanner, RunTimeEnsureBootstrapsOnlyWhenNeeded) {
-  Env e(boot_test_params());
   BootstrapConfig cfg;
   cfg.slots = 64;
-  const Bootstrapper boot(e.ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(e.keygen, e.sk, false);
-  LevelPlanner planner(boot, keys);
-  EXPECT_EQ(planner.budget().refreshed_level(), boot.output_level());
-  EXPECT_THROW((void)LevelBudget::of(boot, boot.output_level()), LevelError);
-  EXPECT_EQ(LevelBudget::of(boot, 1).refreshed_level(), boot.output_level() - 1);
+  BootEnv e(cfg);
+  LevelPlanner planner(e.boot, e.keys);
+  EXPECT_EQ(planner.budget().refreshed_level(), e.boot.output_level());
+  EXPECT_THROW((void)LevelBudget::of(e.boot, e.boot.output_level()), LevelError);
+  EXPECT_EQ(LevelBudget::of(e.boot, 1).refreshed_level(), e.boot.output_level() - 1);
 
   const auto z = random_slots(64);
   Ciphertext ct = e.encrypt(z, 3);
@@ -79,19 +77,19 @@ TEST(LevelPlanner, RunTimeEnsureBootstrapsOnlyWhenNeeded) {
   EXPECT_EQ(ct.level(), 3u);
   ct = e.evaluator.level_down(ct, 1);
   EXPECT_TRUE(planner.ensure(ct, 3, "needs a refresh"));
-  EXPECT_EQ(ct.level(), boot.output_level());
+  EXPECT_EQ(ct.level(), e.boot.output_level());
   EXPECT_EQ(planner.bootstraps(), 1u);
   const double b = bits(e.decrypt(ct), z);
   print_bits("value kept through ensure()", b);
   EXPECT_GE(b, 12);
   // A step deeper than any refresh: LevelError naming it, the ciphertext untouched.
   try {
-    planner.ensure(ct, boot.output_level() + 1, "impossible step");
+    planner.ensure(ct, e.boot.output_level() + 1, "impossible step");
     FAIL() << "expected LevelError";
   } catch (const LevelError& err) {
     EXPECT_NE(std::string(err.what()).find("impossible step"), std::string::npos);
   }
-  EXPECT_EQ(ct.level(), boot.output_level());
+  EXPECT_EQ(ct.level(), e.boot.output_level());
   EXPECT_EQ(planner.bootstraps(), 1u);
 }
 

@@ -42,15 +42,8 @@ TEST(HomomorphicDft, FactorsMatchTheSpecialFft) {
   }
 }
 
-class LinTrans : public ::testing::Test {
+class LinTrans : public SharedEnvSuite<12, 4> {
  protected:
-  static void SetUpTestSuite() { env_ = new Env(generated_params(12, 4)); }
-  static void TearDownTestSuite() {
-    delete env_;
-    env_ = nullptr;
-  }
-  static Env* env_;
-
   void run(const char* name, u32 slots, const std::vector<u32>& diags, bool min_keys) {
     Env& e = *env_;
     const DiagonalMatrix m = random_matrix(slots, diags);
@@ -65,7 +58,6 @@ class LinTrans : public ::testing::Test {
     EXPECT_GT(b, 20);
   }
 };
-Env* LinTrans::env_ = nullptr;
 
 TEST_F(LinTrans, DenseBandFullSlots) {
   std::vector<u32> d;

@@ -21,15 +21,8 @@ struct PolyCase {
   double min_bits;
 };
 
-class PolynomialEval : public ::testing::Test {
+class PolynomialEval : public SharedEnvSuite<12, 10> {
  protected:
-  static void SetUpTestSuite() { env_ = new Env(generated_params(12, 10)); }
-  static void TearDownTestSuite() {
-    delete env_;
-    env_ = nullptr;
-  }
-  static Env* env_;
-
   void run(const PolyCase& c) {
     Env& e = *env_;
     const RelinKey rlk = e.keygen.create_relin_key(e.sk);
@@ -52,7 +45,6 @@ class PolynomialEval : public ::testing::Test {
     EXPECT_GT(b, c.min_bits);
   }
 };
-Env* PolynomialEval::env_ = nullptr;
 
 TEST_F(PolynomialEval, SigmoidDegree31) {
   run({"sigmoid on [-8,8], degree 31", [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8, 31,

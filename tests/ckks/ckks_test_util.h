@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "theo/math/prime_system.h"
@@ -26,12 +28,17 @@ inline ParameterSet generated_params(u32 log_n, u32 levels) {
   return generate_prime_system(spec);
 }
 
-// Tests opt in to insecure sets explicitly (small N, or more levels than the bound allows).
-inline ContextPtr make_context(const ParameterSet& p) {
+// Options of a test Context on `backend`. Tests opt in to insecure sets explicitly (small N, or
+// more levels than the bound allows).
+inline ContextOptions test_options(BackendChoice backend = BackendChoice::kCpu) {
   ContextOptions options;
-  options.backend = BackendChoice::kCpu;
+  options.backend = backend;
   options.allow_insecure = true;
-  return Context::create(p, options);
+  return options;
+}
+
+inline ContextPtr make_context(const ParameterSet& p) {
+  return Context::create(p, test_options());
 }
 
 // Fresh random inputs every run, |x| <= 1.
@@ -91,30 +98,53 @@ inline Prng::Seed seed_of(std::uint8_t tag) {
   return s;
 }
 
-// Everything a test needs around one Context.
-struct Env {
-  explicit Env(const ParameterSet& p, std::uint8_t seed_tag = 1)
-      : ctx(make_context(p)),
-        keygen(ctx, seed_of(seed_tag)),
+// What every test environment holds: a Context, a key generator from a fixed seed, its secret key,
+// an encoder and an evaluator.
+struct KeyedContext {
+  KeyedContext(ContextPtr context, std::uint8_t keygen_seed)
+      : ctx(std::move(context)),
+        keygen(ctx, seed_of(keygen_seed)),
         sk(keygen.create_secret_key()),
-        pk(keygen.create_public_key(sk)),
         encoder(ctx),
-        encryptor(ctx, pk),
-        decryptor(ctx, sk),
         evaluator(ctx) {}
+
+  ContextPtr ctx;
+  KeyGenerator keygen;
+  SecretKey sk;
+  Encoder encoder;
+  Evaluator evaluator;
+};
+
+// Everything a test needs around one Context: public-key encryption and decryption.
+struct Env : KeyedContext {
+  explicit Env(const ParameterSet& p, std::uint8_t seed_tag = 1)
+      : KeyedContext(make_context(p), seed_tag),
+        pk(keygen.create_public_key(sk)),
+        encryptor(ctx, pk),
+        decryptor(ctx, sk) {}
   std::vector<Cplx> decrypt(const Ciphertext& ct) { return encoder.decode(decryptor.decrypt(ct)); }
   Ciphertext encrypt(const std::vector<Cplx>& v, u32 level) {
     return encryptor.encrypt(encoder.encode(v, level));
   }
 
-  ContextPtr ctx;
-  KeyGenerator keygen;
-  SecretKey sk;
   PublicKey pk;
-  Encoder encoder;
   Encryptor encryptor;
   Decryptor decryptor;
-  Evaluator evaluator;
+};
+
+// A relinearization key and encryptions from fixed seeds, so that a run repeats its words under
+// other options, on another backend, or after a change of settings.
+struct SeededKeys : KeyedContext {
+  SeededKeys(ContextPtr context, std::uint8_t keygen_seed, std::uint8_t encryptor_seed)
+      : KeyedContext(std::move(context), keygen_seed),
+        rlk(keygen.create_relin_key(sk)),
+        encryptor(ctx, sk, seed_of(encryptor_seed)) {}
+  Ciphertext encrypt(const std::vector<Cplx>& v, u32 level) {
+    return encryptor.encrypt(encoder.encode(v, level));
+  }
+
+  RelinKey rlk;
+  Encryptor encryptor;
 };
 
 }  // namespace theo::test

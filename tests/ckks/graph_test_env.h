@@ -21,10 +21,7 @@ inline Ciphertext sequence(const Evaluator& ev, const Ciphertext& a, const Ciphe
 }
 
 inline ContextPtr context_on(BackendChoice backend, const ParameterSet& p) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
-  return Context::create(p, o);
+  return Context::create(p, test_options(backend));
 }
 
 // Keys from fixed seeds and inputs a, b encrypting za, zb at level 4, so that every backend holds
@@ -53,6 +50,16 @@ struct GraphEnv {
   Ciphertext eager() const { return sequence(evaluator, a, b, rlk, gk); }
   Graph capture(Ciphertext& out) const {
     return ctx->capture([&] { out = sequence(evaluator, a, b, rlk, gk); });
+  }
+  // The words (hash_ct) of the output of one replay of a fresh capture, read after the graph is
+  // gone.
+  u64 replayed_hash() const {
+    Ciphertext out;
+    {
+      Graph g = capture(out);
+      g.replay();
+    }
+    return hash_ct(*ctx, out);
   }
 
   ContextPtr ctx;

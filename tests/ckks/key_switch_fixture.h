@@ -13,9 +13,7 @@ namespace theo::test {
 // No tuning table of the machine running the tests is read: Auto takes the footprint model.
 inline ContextPtr context_with(BackendChoice backend, const ParameterSet& p,
                                const Optimizations& opt, const KeySwitchOptions& ks = {}) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
+  ContextOptions o = test_options(backend);
   o.optimizations = opt;
   o.key_switching = ks;
   o.key_switching.tuning.use_table = false;

@@ -2,8 +2,10 @@
 // Helpers of the serialization tests: the container's offsets (docs/serialization.md), a walk over
 // the sections of a serialized object, and resealing (recomputing every checksum after a field was
 // changed), which is what a forger who wants a field past the checksums would do: the checks
-// behind the checksums must then catch the field.
+// behind the checksums must then catch the field; and deserialized objects compared with their
+// originals.
 
+#include <gtest/gtest.h>
 #include <sodium.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "ckks/ckks_test_util.h"
 #include "theo/common.h"
 
 namespace theo::test::serial {
@@ -115,4 +118,45 @@ inline void reseal(std::vector<std::uint8_t>& b) {
   }
 }
 
+// A copy of `b` with the u32 at `at` set to `v`, resealed.
+inline std::vector<std::uint8_t> with_u32(std::vector<std::uint8_t> b, std::size_t at, u32 v) {
+  set_u32(b, at, v);
+  reseal(b);
+  return b;
+}
+
 }  // namespace theo::test::serial
+
+namespace theo::test {
+
+// A deserialized object against the original: the same metadata and, limb for limb, the same
+// basis and words.
+inline std::vector<u32> words_of(const Context& ctx, const RnsPoly& p) {
+  std::vector<u32> w(p.words());
+  ctx.backend().download(p.cref(), w.data());
+  return w;
+}
+
+inline void expect_same_poly(const Context& ctx, const RnsPoly& a, const RnsPoly& b) {
+  ASSERT_TRUE(a.basis() == b.basis());
+  EXPECT_EQ(words_of(ctx, a), words_of(ctx, b));
+}
+
+inline void expect_same_key(const Context& ctx, const SwitchingKey& a, const SwitchingKey& b) {
+  ASSERT_EQ(a.dnum(), b.dnum());
+  for (u32 k = 0; k < a.dnum(); ++k) {
+    expect_same_poly(ctx, a.b(k), b.b(k));
+    expect_same_poly(ctx, a.a(k), b.a(k));
+  }
+}
+
+inline void expect_same_ct(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
+  EXPECT_EQ(a.level(), b.level());
+  EXPECT_EQ(a.scale(), b.scale());
+  EXPECT_EQ(a.slots(), b.slots());
+  ASSERT_EQ(a.size(), b.size());
+  for (u32 i = 0; i < a.size(); ++i)
+    expect_same_poly(ctx, a.poly(i), b.poly(i));
+}
+
+}  // namespace theo::test

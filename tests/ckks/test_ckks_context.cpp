@@ -59,9 +59,7 @@ TEST(Context, AutoBackendOnTheCpuKeepsThreads) {
   if (cuda_available() || std::getenv("THEO_BACKEND") != nullptr) {
     GTEST_SKIP() << "the automatic choice is not the CPU here";
   }
-  ContextOptions options;
-  options.backend = BackendChoice::kAuto;
-  options.allow_insecure = true;
+  ContextOptions options = test_options(BackendChoice::kAuto);
   for (const unsigned threads : {1u, 3u}) {
     options.threads = threads;
     const auto ctx = Context::create(load_preset("test_n12"), options);

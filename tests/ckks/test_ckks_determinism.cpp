@@ -25,10 +25,7 @@ std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
 }
 
 ContextPtr context_on(const ParameterSet& p, BackendChoice b) {
-  ContextOptions o;
-  o.backend = b;
-  o.allow_insecure = true;
-  return Context::create(p, o);
+  return Context::create(p, test_options(b));
 }
 
 // Every op hashed; the seeds derive from seed_tag (none: the library's own randomness).

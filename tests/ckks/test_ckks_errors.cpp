@@ -51,9 +51,7 @@ TEST_F(Errors, ScaleMismatchNamesBothScales) {
 }
 
 TEST_F(Errors, ScaleToleranceIsConfigurable) {
-  ContextOptions loose;
-  loose.backend = BackendChoice::kCpu;
-  loose.allow_insecure = true;
+  ContextOptions loose = test_options();
   loose.scale_tolerance = 0.5;
   const auto ctx = Context::create(generated_params(12, 4), loose);
   KeyGenerator kg(ctx, seed_of(3));
@@ -158,9 +156,7 @@ TEST_F(Errors, InPlaceFailureLeavesInputUnchanged) {
 }
 
 TEST(ContextErrors, SixtyFourBitSetsAndSecurity) {
-  ContextOptions cpu;
-  cpu.backend = BackendChoice::kCpu;
-  cpu.allow_insecure = true;
+  const ContextOptions cpu = test_options();
   EXPECT_MESSAGE_HAS(expect_throw<ParameterError>(
                          [&] { (void)Context::create(load_preset("bootparam_40_64bit"), cpu); }),
                      "64-bit");

@@ -18,9 +18,7 @@ namespace {
 using Hashes = std::map<std::string, u64>;
 
 ContextPtr context_with(const ParameterSet& p, BackendChoice backend, bool fusion) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
+  ContextOptions o = test_options(backend);
   o.optimizations.fusion = fusion;
   return Context::create(p, o);
 }
@@ -159,24 +157,16 @@ TEST_P(CkksFusion, SwitchChangesTheOpSequence) {
   std::map<bool, TrafficTotals> total;
   for (const bool fusion : {true, false}) {
     auto rec = std::make_shared<TrafficRecorder>();
-    ContextOptions o;
-    o.backend = backend();
-    o.allow_insecure = true;
+    ContextOptions o = test_options(backend());
     o.optimizations.fusion = fusion;
     o.wrap_backend = record_traffic(rec);
-    const ContextPtr ctx = Context::create(generated_params(12, 4), o);
-    KeyGenerator kg(ctx, seed_of(3));
-    const SecretKey sk = kg.create_secret_key();
-    const RelinKey rlk = kg.create_relin_key(sk);
-    Encoder enc(ctx);
-    Encryptor encryptor(ctx, sk, seed_of(4));
-    Evaluator ev(ctx);
-    const Ciphertext a = encryptor.encrypt(enc.encode(fixed_slots(8, 0.5), 4));
+    SeededKeys k(Context::create(generated_params(12, 4), o), 3, 4);
+    const Ciphertext a = k.encrypt(fixed_slots(8, 0.5), 4);
     rec->clear();
     {
       const OpScope scope("ops");
-      const Ciphertext m = ev.multiply(a, a, rlk);
-      const Ciphertext r = ev.rescale(m);
+      const Ciphertext m = k.evaluator.multiply(a, a, k.rlk);
+      const Ciphertext r = k.evaluator.rescale(m);
     }
     ops[fusion] = rec->by_op("ops");
     total[fusion] = rec->total_in("ops");

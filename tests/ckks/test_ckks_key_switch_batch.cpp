@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "circuits/circuits_test_util.h"
 #include "ckks/key_switch_fixture.h"
 #include "theo/backend/factory.h"
 #include "theo/circuits/circuits.h"
@@ -334,9 +335,7 @@ TEST(KeySwitchBatch, PipelinedKeySwitchCapturesAndRecords) {
   g.replay();
   EXPECT_EQ(hash_ct(ctx, out), eager);
 
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.wrap_backend = record_traffic(std::make_shared<TrafficRecorder>());
   const ContextPtr rctx = Context::create(p, o);
   EXPECT_EQ(rctx->backend().l2_bytes(), 0u);
@@ -395,17 +394,11 @@ TEST(KeySwitchBatch, RejectsBadArguments) {
 // baseline, everything on, and everything on in batches of one.
 TEST(KeySwitchBatch, BootstrapBitExactUnderEveryOptimization) {
   const auto run = [](const Optimizations& opt) {
-    const ContextPtr ctx = context_with(load_preset("test_boot_n12"), opt);
-    KeyGenerator kg(ctx, seed_of(7));
-    const SecretKey sk = kg.create_secret_key();
     BootstrapConfig cfg;
     cfg.slots = 16;
-    const Bootstrapper boot(ctx, cfg);
-    const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
-    Encoder enc(ctx);
-    Encryptor encryptor(ctx, sk, seed_of(8));
-    const Ciphertext ct = encryptor.encrypt(enc.encode(fixed_slots(16, 0.2), 0));
-    return hash_ct(*ctx, boot.bootstrap(ct, keys));
+    SeededBootEnv e(context_with(load_preset("test_boot_n12"), opt), cfg, 7, 8);
+    const Ciphertext ct = e.encrypt(fixed_slots(16, 0.2), 0);
+    return hash_ct(*e.ctx, e.boot.bootstrap(ct, e.keys));
   };
   const u64 base = run(Optimizations::none());
   EXPECT_EQ(run(Optimizations::all()), base);

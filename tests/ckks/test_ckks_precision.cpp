@@ -1,6 +1,7 @@
 // Precision of every basic op on generated 25-30 prime systems at Delta = 2^40, N = 2^13..2^15.
 // Inputs are fresh random complex slots (|x| <= 1) every run; errors print as log2(max abs error).
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -19,6 +20,19 @@ class Precision : public ::testing::TestWithParam<u32> {
     return *e;
   }
   u32 log_n() const { return GetParam(); }
+
+  // Two fresh random full slot vectors, and x encrypted at the default encryption level.
+  struct Inputs {
+    std::vector<Cplx> x, y;
+    u32 top;
+    Ciphertext cx;
+  };
+  Inputs random_inputs(Env& e) {
+    const std::size_t n = e.ctx->max_slots();
+    Inputs in{random_slots(n), random_slots(n), e.ctx->default_encryption_level(), {}};
+    in.cx = e.encrypt(in.x, in.top);
+    return in;
+  }
 };
 
 TEST_P(Precision, EncodeDecodeFullAndSparse) {
@@ -167,60 +181,42 @@ TEST_P(Precision, RotationsConjugationHoisted) {
 
 TEST_P(Precision, ConstantsPlaintextsMonomials) {
   Env& e = env();
-  const std::size_t n = e.ctx->max_slots();
-  const auto x = random_slots(n);
-  const auto y = random_slots(n);
-  const u32 top = e.ctx->default_encryption_level();
-  const Ciphertext ct = e.encrypt(x, top);
+  const auto [x, y, top, ct] = random_inputs(e);
+  const Evaluator& ev = e.evaluator;
   const Cplx c(0.375, -0.8125);
-  std::vector<Cplx> want(n);
-
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] + c;
-  EXPECT_LT(report("add_const (complex)", log_n(), e.decrypt(e.evaluator.add_const(ct, c)), want),
-            -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] * c;
-  EXPECT_LT(report("multiply_const (complex)", log_n(),
-                   e.decrypt(e.evaluator.rescale(e.evaluator.multiply_const(ct, c))), want),
-            -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] * -0.75;
-  EXPECT_LT(report("multiply_const (real)", log_n(),
-                   e.decrypt(e.evaluator.rescale(e.evaluator.multiply_const(ct, -0.75))), want),
-            -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] * y[i];
-  EXPECT_LT(
-      report(
-          "multiply_plain", log_n(),
-          e.decrypt(e.evaluator.rescale(e.evaluator.multiply_plain(ct, e.encoder.encode(y, top)))),
-          want),
-      -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] - y[i];
-  EXPECT_LT(report("sub_plain", log_n(),
-                   e.decrypt(e.evaluator.sub_plain(ct, e.encoder.encode(y, top))), want),
-            -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = x[i] * Cplx(0, 1);
-  EXPECT_LT(report("multiply_monomial X^(N/2)", log_n(),
-                   e.decrypt(e.evaluator.multiply_monomial(ct, e.ctx->n() / 2)), want),
-            -20);
-  for (std::size_t i = 0; i < n; ++i)
-    want[i] = -x[i] * 3.0;
-  EXPECT_LT(report("negate, multiply_integer", log_n(),
-                   e.decrypt(e.evaluator.multiply_integer(e.evaluator.negate(ct), 3)), want),
-            -18);
+  struct Case {
+    const char* name;
+    std::function<Cplx(std::size_t)> want;
+    Ciphertext got;
+    double max_log2_error;
+  };
+  const Case cases[] = {
+      {"add_const (complex)", [&](std::size_t i) { return x[i] + c; }, ev.add_const(ct, c), -20},
+      {"multiply_const (complex)", [&](std::size_t i) { return x[i] * c; },
+       ev.rescale(ev.multiply_const(ct, c)), -20},
+      {"multiply_const (real)", [&](std::size_t i) { return x[i] * -0.75; },
+       ev.rescale(ev.multiply_const(ct, -0.75)), -20},
+      {"multiply_plain", [&](std::size_t i) { return x[i] * y[i]; },
+       ev.rescale(ev.multiply_plain(ct, e.encoder.encode(y, top))), -20},
+      {"sub_plain", [&](std::size_t i) { return x[i] - y[i]; },
+       ev.sub_plain(ct, e.encoder.encode(y, top)), -20},
+      {"multiply_monomial X^(N/2)", [&](std::size_t i) { return x[i] * Cplx(0, 1); },
+       ev.multiply_monomial(ct, e.ctx->n() / 2), -20},
+      {"negate, multiply_integer", [&](std::size_t i) { return -x[i] * 3.0; },
+       ev.multiply_integer(ev.negate(ct), 3), -18},
+  };
+  for (const Case& k : cases) {
+    std::vector<Cplx> want(x.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = k.want(i);
+    EXPECT_LT(report(k.name, log_n(), e.decrypt(k.got), want), k.max_log2_error);
+  }
 }
 
 TEST_P(Precision, LevelDownAndMixedLevels) {
   Env& e = env();
-  const std::size_t n = e.ctx->max_slots();
-  const auto x = random_slots(n);
-  const auto y = random_slots(n);
-  const u32 top = e.ctx->default_encryption_level();
-  const Ciphertext cx = e.encrypt(x, top);
+  const auto [x, y, top, cx] = random_inputs(e);
+  const std::size_t n = x.size();
   for (const u32 target : {top - 1, top - 3, 1u, 0u}) {
     const Ciphertext low = e.evaluator.level_down(cx, target);
     EXPECT_EQ(low.level(), target);

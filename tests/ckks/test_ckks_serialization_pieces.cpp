@@ -27,21 +27,6 @@ struct Big {
   std::vector<std::uint8_t> bytes = to_bytes(*env.ctx, ct);
 };
 
-std::vector<u32> words_of(const Context& ctx, const RnsPoly& p) {
-  std::vector<u32> w(p.words());
-  ctx.backend().download(p.cref(), w.data());
-  return w;
-}
-
-void expect_same_ct(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
-  EXPECT_EQ(a.level(), b.level());
-  EXPECT_EQ(a.scale(), b.scale());
-  EXPECT_EQ(a.slots(), b.slots());
-  ASSERT_EQ(a.size(), b.size());
-  for (u32 i = 0; i < a.size(); ++i)
-    EXPECT_EQ(words_of(ctx, a.poly(i)), words_of(ctx, b.poly(i)));
-}
-
 template <typename F>
 void expect_parameter_error(F&& f, const char* word) {
   try {

@@ -89,13 +89,7 @@ TEST_P(GraphCapture, InPlaceEvaluatorCallsRebind) {
 
 TEST_P(GraphCapture, OutputsOutliveTheGraph) {
   GraphEnv e(backend());
-  const u64 want = hash_ct(*e.ctx, e.eager());
-  Ciphertext out;
-  {
-    Graph g = e.capture(out);
-    g.replay();
-  }
-  EXPECT_EQ(hash_ct(*e.ctx, out), want);
+  EXPECT_EQ(e.replayed_hash(), hash_ct(*e.ctx, e.eager()));
 }
 
 TEST_P(GraphCapture, ReplayReadsCurrentInputs) {
@@ -118,14 +112,10 @@ TEST_P(GraphCapture, ReplayReadsCurrentInputs) {
 
 TEST_P(GraphCapture, DisabledRunsEagerlyWithTheSameWords) {
   GraphEnv e(backend());
-  const u64 want = hash_ct(*e.ctx, e.eager());
+  EXPECT_EQ(e.replayed_hash(), hash_ct(*e.ctx, e.eager()));
   ContextOptions o = e.ctx->options();
   o.graphs = false;
   const ContextPtr off = Context::create(e.ctx->params(), o);
-  Ciphertext out;
-  Graph g = e.capture(out);
-  g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), want);
 
   // The same program on a Context with graphs off.
   KeyGenerator kg(off, seed_of(7));
@@ -176,11 +166,7 @@ TEST_P(GraphCapture, HostOpsAreRefusedAndTheBackendStaysUsable) {
                MissingKeyError);
   EXPECT_FALSE(be.capturing());
   // Everything still works eagerly and captured.
-  const u64 want = hash_ct(*e.ctx, e.eager());
-  Ciphertext out;
-  Graph g = e.capture(out);
-  g.replay();
-  EXPECT_EQ(hash_ct(*e.ctx, out), want);
+  EXPECT_EQ(e.replayed_hash(), hash_ct(*e.ctx, e.eager()));
 }
 
 TEST_P(GraphCapture, NestingIsRefused) {
@@ -243,41 +229,28 @@ TEST_P(GraphCapture, BootstrapReplayMatchesEagerAndTheCpu) {
   cfg.slots = 64;
   const auto z = random_slots(cfg.slots);
   const auto eager_words = [&](BackendChoice b) {
-    const ContextPtr ctx = context_on(b, boot_test_params());
-    KeyGenerator keygen(ctx, seed_of(5));
-    const SecretKey sk = keygen.create_secret_key();
-    Encoder encoder(ctx);
-    Encryptor enc(ctx, sk, seed_of(9));
-    const Bootstrapper boot(ctx, cfg);
-    const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
-    return hash_ct(*ctx, boot.bootstrap(enc.encrypt(encoder.encode(z, 0)), keys));
+    SeededBootEnv ref(context_on(b, boot_test_params()), cfg);
+    return hash_ct(*ref.ctx, ref.boot.bootstrap(ref.encrypt(z, 0), ref.keys));
   };
   // On the CPU the eager run below is the reference.
   const u64 cpu_hash = on_cpu() ? 0 : eager_words(BackendChoice::kCpu);
 
-  const ContextPtr ctx = context_on(backend(), boot_test_params());
-  KeyGenerator keygen(ctx, seed_of(5));
-  const SecretKey sk = keygen.create_secret_key();
-  Encoder encoder(ctx);
-  Encryptor enc(ctx, sk, seed_of(9));
-  Decryptor dec(ctx, sk);
-  const Bootstrapper boot(ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(keygen, sk, false);
-  const Ciphertext ct = enc.encrypt(encoder.encode(z, 0));
-  const Ciphertext eager = boot.bootstrap(ct, keys);
-  const u64 want = on_cpu() ? hash_ct(*ctx, eager) : cpu_hash;
-  EXPECT_EQ(hash_ct(*ctx, eager), want) << "eager bootstrapping differs from the CPU";
+  SeededBootEnv e(context_on(backend(), boot_test_params()), cfg);
+  const Ciphertext ct = e.encrypt(z, 0);
+  const Ciphertext eager = e.boot.bootstrap(ct, e.keys);
+  const u64 want = on_cpu() ? hash_ct(*e.ctx, eager) : cpu_hash;
+  EXPECT_EQ(hash_ct(*e.ctx, eager), want) << "eager bootstrapping differs from the CPU";
 
   Ciphertext out;
-  Graph g = ctx->capture([&] { out = boot.bootstrap(ct, keys); });
+  Graph g = e.ctx->capture([&] { out = e.boot.bootstrap(ct, e.keys); });
   std::printf("[graph] bootstrap test_boot_n12 (64 slots): %zu kernels, %zu nodes\n",
               g.kernel_count(), g.node_count());
   for (int rep = 0; rep < 3; ++rep) {
     g.replay();
-    EXPECT_EQ(hash_ct(*ctx, out), want) << "replay " << rep;
+    EXPECT_EQ(hash_ct(*e.ctx, out), want) << "replay " << rep;
   }
   EXPECT_EQ(out.level(), eager.level());
-  EXPECT_GE(bits(encoder.decode(dec.decrypt(out)), z), 12);
+  EXPECT_GE(bits(e.decrypt(out), z), 12);
 }
 
 THEO_INSTANTIATE_ON_BACKEND(GraphCapture);

@@ -8,30 +8,18 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "gmp_test_util.h"
 #include "theo/errors.h"
 #include "theo/math/bigint.h"
 
 namespace theo {
 namespace {
 
-struct Z {
-  mpz_t v;
-  Z() { mpz_init(v); }
-  explicit Z(const char* dec) { mpz_init_set_str(v, dec, 10); }
-  ~Z() { mpz_clear(v); }
-  Z(const Z&) = delete;
-  Z& operator=(const Z&) = delete;
-};
-
-struct Q {
-  mpq_t v;
-  Q() { mpq_init(v); }
-  ~Q() { mpq_clear(v); }
-  Q(const Q&) = delete;
-  Q& operator=(const Q&) = delete;
-};
+using Z = test::Mpz;
+using Q = test::Mpq;
 
 // Random source for inputs; the seed is fresh per run and printed on failure.
 class BigintTest : public ::testing::Test {
@@ -65,6 +53,8 @@ class BigintTest : public ::testing::Test {
     return r;
   }
 
+  void expect_random_residues_reconstruct(unsigned count, unsigned bits);
+
   unsigned long seed_;
   std::mt19937_64 rng_;
   gmp_randstate_t state_;
@@ -88,6 +78,20 @@ void expect_is_crt_solution(const mpz_t x, const std::vector<u64>& primes,
   }
 }
 
+// 50 random residue vectors over `count` random primes of `bits` bits reconstruct to their CRT
+// solution.
+void BigintTest::expect_random_residues_reconstruct(unsigned count, unsigned bits) {
+  SCOPED_TRACE(std::to_string(count) + " primes of " + std::to_string(bits) + " bits");
+  const auto primes = random_primes(count, bits);
+  CrtReconstructor crt(primes);
+  Z x;
+  for (int trial = 0; trial < 50; ++trial) {
+    const auto r = random_residues(primes);
+    crt.reconstruct(r, x.v);
+    expect_is_crt_solution(x.v, primes, r);
+  }
+}
+
 TEST_F(BigintTest, ModulusIsProduct) {
   const auto primes = random_primes(20, 31);
   CrtReconstructor crt(primes);
@@ -102,16 +106,8 @@ TEST_F(BigintTest, ModulusIsProduct) {
 }
 
 TEST_F(BigintTest, RandomResiduesReconstruct) {
-  for (unsigned count : {1u, 2u, 5u, 30u, 60u}) {
-    const auto primes = random_primes(count, 31);
-    CrtReconstructor crt(primes);
-    Z x;
-    for (int trial = 0; trial < 50; ++trial) {
-      const auto r = random_residues(primes);
-      crt.reconstruct(r, x.v);
-      expect_is_crt_solution(x.v, primes, r);
-    }
-  }
+  for (unsigned count : {1u, 2u, 5u, 30u, 60u})
+    expect_random_residues_reconstruct(count, 31);
 }
 
 TEST_F(BigintTest, RoundTripFromRandomInteger) {
@@ -135,14 +131,7 @@ TEST_F(BigintTest, RoundTripFromRandomInteger) {
 }
 
 TEST_F(BigintTest, SixtyFourBitModuli) {
-  const auto primes = random_primes(8, 61);
-  CrtReconstructor crt(primes);
-  Z x;
-  for (int trial = 0; trial < 50; ++trial) {
-    const auto r = random_residues(primes);
-    crt.reconstruct(r, x.v);
-    expect_is_crt_solution(x.v, primes, r);
-  }
+  expect_random_residues_reconstruct(8, 61);
 }
 
 TEST_F(BigintTest, UnreducedResiduesAreReduced) {

@@ -36,10 +36,16 @@ std::vector<u32> test_primes() {
   return v;
 }
 
-u64 fresh_seed() {
-  std::random_device rd;
-  return (static_cast<u64>(rd()) << 32) ^ rd();
-}
+// A generator from a fresh seed, which the trace of every failure in its scope names.
+struct SeededRng {
+  static u64 fresh_seed() {
+    std::random_device rd;
+    return (static_cast<u64>(rd()) << 32) ^ rd();
+  }
+  const u64 seed = fresh_seed();
+  const ::testing::ScopedTrace trace{__FILE__, __LINE__, "seed=" + std::to_string(seed)};
+  std::mt19937_64 rng{seed};
+};
 
 // 2^-32 mod q, cached for the last q.
 u64 inv_2_32(u32 q) {
@@ -134,28 +140,24 @@ TEST(ModArith, SmrEdgeValues) {
 }
 
 TEST(ModArith, SmrRandom) {
-  const u64 seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SeededRng gen;
   for (u32 q : test_primes()) {
     const Modulus m = make_modulus(q);
     const i64 B = static_cast<i64>(q) << 31;
     std::uniform_int_distribution<i64> dist(-B, B - 1);
     for (int i = 0; i < kRandomPerPrime; ++i) {
-      const i64 x = dist(rng);
+      const i64 x = dist(gen.rng);
       const i32 y = smr(x, m);
       if (!(y > -static_cast<i64>(q) && y < static_cast<i64>(q)) ||
           (static_cast<i128>(y) * (i128{1} << 32) - x) % q != 0) {
-        FAIL() << "seed=" << seed << " q=" << q << " x=" << x << " smr=" << y;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " x=" << x << " smr=" << y;
       }
     }
   }
 }
 
 TEST(ModArith, MultiplicationRandom) {
-  const u64 seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SeededRng gen;
   for (u32 q : test_primes()) {
     const Modulus m = make_modulus(q);
     std::uniform_int_distribution<u32> res(0, q - 1);
@@ -163,41 +165,42 @@ TEST(ModArith, MultiplicationRandom) {
     const i64 half = static_cast<i64>(q) - 1;
     std::uniform_int_distribution<i64> signed_res(-half, half);
     for (int i = 0; i < kRandomPerPrime; ++i) {
-      const u32 a = res(rng), b = res(rng);
+      const u32 a = res(gen.rng), b = res(gen.rng);
       const u32 ab = static_cast<u32>(static_cast<u64>(a) * b % q);
       // mul_mod, mul_mod_ref
       const u32 mm = mul_mod(a, b, m);
       if (mm != ab || mul_mod_ref(a, b, q) != ab)
-        FAIL() << "seed=" << seed << " q=" << q << " mul_mod(" << a << "," << b << ")=" << mm
+        FAIL() << "seed=" << gen.seed << " q=" << q << " mul_mod(" << a << "," << b << ")=" << mm
                << " want " << ab;
       // mont_mul: a*b*2^-32, canonical; also with signed operands (|ab| < q^2 < q*2^31)
       const u32 mo = mont_mul(a, b, m);
       if (mo != ref_redc(static_cast<i128>(a) * b, q))
-        FAIL() << "seed=" << seed << " q=" << q << " mont_mul(" << a << "," << b << ")=" << mo;
-      const i64 sa = signed_res(rng), sb = signed_res(rng);
+        FAIL() << "seed=" << gen.seed << " q=" << q << " mont_mul(" << a << "," << b << ")=" << mo;
+      const i64 sa = signed_res(gen.rng), sb = signed_res(gen.rng);
       const u32 ms = mont_mul(sa, sb, m);
       if (ms >= q || ms != ref_redc(static_cast<i128>(sa) * sb, q))
-        FAIL() << "seed=" << seed << " q=" << q << " mont_mul(" << sa << "," << sb << ")=" << ms;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " mont_mul(" << sa << "," << sb
+               << ")=" << ms;
       // Constant multiplication as the library does it: smr(a * mont(c)) == a * c.
       const u32 cm = to_mont(b, m);
       if (cm != static_cast<u32>((static_cast<u64>(b) << 32) % q))
-        FAIL() << "seed=" << seed << " q=" << q << " to_mont(" << b << ")=" << cm;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " to_mont(" << b << ")=" << cm;
       if (canon(smr(static_cast<i64>(a) * cm, m), q) != ab)
-        FAIL() << "seed=" << seed << " q=" << q << " smr(a*mont(c)) a=" << a << " c=" << b;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " smr(a*mont(c)) a=" << a << " c=" << b;
       if (from_mont(cm, m) != b || from_mont(a, m) != ref_redc(a, q))
-        FAIL() << "seed=" << seed << " q=" << q << " from_mont a=" << a << " c=" << b;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " from_mont a=" << a << " c=" << b;
       // Shoup: any u32 input, constant w < q.
-      const u32 x = word(rng);
+      const u32 x = word(gen.rng);
       const ShoupConst sc = make_shoup(b, q);
       const u32 want = static_cast<u32>(static_cast<u64>(x) % q * b % q);
       const u32 lazy = shoup_mul_lazy(x, sc, q);
       if (shoup_mul(x, sc, q) != want || lazy >= 2 * static_cast<u64>(q) || lazy % q != want)
-        FAIL() << "seed=" << seed << " q=" << q << " shoup x=" << x << " w=" << b;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " shoup x=" << x << " w=" << b;
       // add / sub / neg
       if (add_mod(a, b, q) != static_cast<u32>((static_cast<u64>(a) + b) % q) ||
           sub_mod(a, b, q) != static_cast<u32>((static_cast<u64>(a) + q - b) % q) ||
           neg_mod(a, q) != static_cast<u32>((q - a) % q))
-        FAIL() << "seed=" << seed << " q=" << q << " add/sub/neg a=" << a << " b=" << b;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " add/sub/neg a=" << a << " b=" << b;
     }
   }
 }
@@ -239,9 +242,7 @@ TEST(ModArith, EdgeOperands) {
 }
 
 TEST(ModArith, PowAndInverse) {
-  const u64 seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SeededRng gen;
   auto pow_ref = [](u32 b, u64 e, u32 q) {
     u128 r = 1 % q, x = b % q;
     for (; e; e >>= 1, x = x * x % q)
@@ -257,14 +258,14 @@ TEST(ModArith, PowAndInverse) {
     EXPECT_EQ(inv_mod(q - 1, q), q - 1);
     std::uniform_int_distribution<u32> res(1, q - 1);
     for (int i = 0; i < 20000; ++i) {
-      const u32 a = res(rng);
-      const u64 e = rng();
+      const u32 a = res(gen.rng);
+      const u64 e = gen.rng();
       if (pow_mod(a, e, q) != pow_ref(a, e, q))
-        FAIL() << "seed=" << seed << " q=" << q << " a=" << a << " e=" << e;
+        FAIL() << "seed=" << gen.seed << " q=" << q << " a=" << a << " e=" << e;
       if (pow_mod(a, q - 1, q) != 1) FAIL() << "Fermat q=" << q << " a=" << a;
       const u32 inv = inv_mod(a, q);
       if (static_cast<u64>(a) * inv % q != 1)
-        FAIL() << "seed=" << seed << " q=" << q << " inv_mod(" << a << ")";
+        FAIL() << "seed=" << gen.seed << " q=" << q << " inv_mod(" << a << ")";
       if (pow_mod(a + q, e, q) != pow_mod(a, e, q))
         FAIL() << "unreduced base q=" << q << " a=" << a;
     }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -221,38 +222,40 @@ TEST(PrimeSystem, Options) {
 }
 
 TEST(PrimeSystem, Errors) {
-  auto expect_error = [](PrimeSystemSpec spec, const char* word) {
+  // Each case changes the default spec; the error must name the word.
+  struct Case {
+    const char* word;
+    std::function<void(PrimeSystemSpec&)> change;
+  };
+  const Case cases[] = {
+      {"log_scale", [](PrimeSystemSpec& s) { s.log_scale = 29; }},
+      {"log_scale", [](PrimeSystemSpec& s) { s.log_scale = 51; }},
+      {"log_n", [](PrimeSystemSpec& s) { s.log_n = 9; }},
+      {"log_n", [](PrimeSystemSpec& s) { s.log_n = 18; }},
+      {"log_boot_scale",
+       [](PrimeSystemSpec& s) {
+         s.boot_levels = 5;
+         s.log_boot_scale = 70;
+       }},
+      {"log_base", [](PrimeSystemSpec& s) { s.log_base = 30; }},
+      // s = 35, 8 levels ends at [11, 0] with 5 terminal primes left: 3 levels needed to add them.
+      {"boot_levels",
+       [](PrimeSystemSpec& s) {
+         s.log_scale = 35;
+         s.levels = 8;
+         s.boot_levels = 2;
+       }},
+  };
+  for (const Case& c : cases) {
+    PrimeSystemSpec spec;
+    c.change(spec);
     try {
       generate_prime_system(spec);
-      ADD_FAILURE() << "accepted, expected error naming " << word;
+      ADD_FAILURE() << "accepted, expected error naming " << c.word;
     } catch (const ParameterError& e) {
-      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.word), std::string::npos) << e.what();
     }
-  };
-  PrimeSystemSpec s;
-  s.log_scale = 29;
-  expect_error(s, "log_scale");
-  s.log_scale = 51;
-  expect_error(s, "log_scale");
-  s = {};
-  s.log_n = 9;
-  expect_error(s, "log_n");
-  s = {};
-  s.log_n = 18;
-  expect_error(s, "log_n");
-  s = {};
-  s.boot_levels = 5;
-  s.log_boot_scale = 70;
-  expect_error(s, "log_boot_scale");
-  s = {};
-  s.log_base = 30;
-  expect_error(s, "log_base");
-  // s = 35, 8 levels ends at [11, 0] with 5 terminal primes left: 3 levels needed to add them.
-  s = {};
-  s.log_scale = 35;
-  s.levels = 8;
-  s.boot_levels = 2;
-  expect_error(s, "boot_levels");
+  }
 }
 
 TEST(PrimeSystem, LevelScalesDefinition) {

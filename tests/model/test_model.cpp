@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "circuits/circuits_test_util.h"
 #include "ckks/ckks_test_util.h"
 #include "theo/circuits/bootstrapper.h"
 #include "theo/model/cost_only_backend.h"
@@ -73,29 +74,21 @@ struct RecordedRun {
 RecordedRun record_bootstrap(bool cost_only) {
   auto rec = std::make_shared<TrafficRecorder>(TrafficRecorderOptions{.keep_records = true});
   rec->set_enabled(false);
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
   if (cost_only) o.make_backend = [](const RingParams& r) { return make_cost_only_backend(r); };
   o.wrap_backend = record_traffic(rec);
-  const ContextPtr ctx = Context::create(load_preset("test_boot_n12"), o);
-  KeyGenerator kg(ctx, seed_of(7));
-  const SecretKey sk = kg.create_secret_key();
   BootstrapConfig cfg;
   cfg.slots = 16;
-  const Bootstrapper boot(ctx, cfg);
-  const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
-  Encoder enc(ctx);
-  Encryptor encryptor(ctx, sk, seed_of(8));
-  const Ciphertext ct = encryptor.encrypt(enc.encode(random_slots(16), 0));
+  SeededBootEnv e(Context::create(load_preset("test_boot_n12"), o), cfg, 7, 8);
+  const Ciphertext ct = e.encrypt(random_slots(16), 0);
   rec->set_enabled(true);
   {
     const OpScope scope("Boot");
-    const Ciphertext out = boot.bootstrap(ct, keys);
+    const Ciphertext out = e.boot.bootstrap(ct, e.keys);
   }
   rec->set_enabled(false);
-  return {rec->records(), ctx->backend().memory_report()};
+  return {rec->records(), e.ctx->backend().memory_report()};
 }
 
 TEST(CostOnlyBackend, RecordsTheTraceOfAComputingBackend) {

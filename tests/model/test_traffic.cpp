@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "ckks/ckks_test_util.h"
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/model/traffic.h"
@@ -331,9 +332,7 @@ TEST_F(TrafficTest, NullArgumentsAreRejected) {
 // three stages.
 TEST(TrafficContext, KeySwitchStagesAreScoped) {
   auto rec = std::make_shared<TrafficRecorder>();
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
   o.wrap_backend = record_traffic(rec);
   const auto ctx = Context::create(load_preset("test_n12"), o);

@@ -38,9 +38,7 @@ class EnvironmentGuard {
 };
 
 ContextOptions cpu_options(const Optimizations& opt = Optimizations::all()) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
   o.optimizations = opt;
   return o;
@@ -138,16 +136,11 @@ TEST(ExecutionPolicy, ChangingTheEnvironmentAfterCreationHasNoEffect) {
   EXPECT_EQ(auto_ctx->backend().kind(), auto_kind);
 
   // The Context still captures graphs and computes what it computed before the change.
-  KeyGenerator kg(ctx, seed_of(5));
-  const SecretKey sk = kg.create_secret_key();
-  const RelinKey rlk = kg.create_relin_key(sk);
-  Encoder enc(ctx);
-  Encryptor encryptor(ctx, sk, seed_of(6));
-  Evaluator ev(ctx);
-  const Ciphertext a = encryptor.encrypt(enc.encode(random_slots(8), 3));
-  const u64 eager = hash_ct(*ctx, ev.multiply(a, a, rlk));
+  SeededKeys k(ctx, 5, 6);
+  const Ciphertext a = k.encrypt(random_slots(8), 3);
+  const u64 eager = hash_ct(*ctx, k.evaluator.multiply(a, a, k.rlk));
   Ciphertext out;
-  Graph g = ctx->capture([&] { out = ev.multiply(a, a, rlk); });
+  Graph g = ctx->capture([&] { out = k.evaluator.multiply(a, a, k.rlk); });
   EXPECT_TRUE(g.captured());
   g.replay();
   EXPECT_EQ(hash_ct(*ctx, out), eager);

@@ -153,18 +153,11 @@ TEST(KeySwitchPlan, WorkLanes) {
 // A forced plan runs as given and gives the planner's words; a dataflow this build lacks, or one
 // that cannot run at the level, is refused before any work.
 TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
+  ContextOptions o = test_options();
   o.threads = 2;
-  const ContextPtr ctx = Context::create(generated_params(12, 5), o);
-  KeyGenerator kg(ctx, seed_of(11));
-  const SecretKey sk = kg.create_secret_key();
-  const RelinKey rlk = kg.create_relin_key(sk);
-  Encoder enc(ctx);
-  Encryptor encryptor(ctx, sk, seed_of(12));
-  const Evaluator ev(ctx);
-  const KeySwitcher& ks = ev.key_switcher();
+  SeededKeys k(Context::create(generated_params(12, 5), o), 11, 12);
+  const ContextPtr& ctx = k.ctx;
+  const KeySwitcher& ks = k.evaluator.key_switcher();
   const u32 level = ctx->default_encryption_level();
   const LevelData& lv = ctx->level(level);
   Backend& be = ctx->backend();
@@ -172,9 +165,9 @@ TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
   std::vector<ConstPolyRef> d;
   std::vector<const SwitchingKey*> keys;
   for (int i = 0; i < 3; ++i) {
-    cts.push_back(encryptor.encrypt(enc.encode(random_slots(8), level)));
+    cts.push_back(k.encrypt(random_slots(8), level));
     d.push_back(cts.back().poly(1).cref());
-    keys.push_back(&rlk.key());
+    keys.push_back(&k.rlk.key());
   }
   const auto run = [&](const KeySwitchPlan* plan) {
     std::vector<RnsPoly> outs;

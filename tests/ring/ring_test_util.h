@@ -58,6 +58,13 @@ class RingTest : public ::testing::Test {
     be.upload(w.data(), p.ref());
     return p;
   }
+  // NTT of host coefficient words.
+  static RnsPoly ntt_of(Backend& be, const Basis& basis, const std::vector<u32>& coeffs) {
+    RnsPoly p = from_words(be, basis, coeffs);
+    const PolyRef r[] = {p.ref()};
+    be.ntt(r);
+    return p;
+  }
   static std::vector<u32> words(Backend& be, const RnsPoly& p) {
     std::vector<u32> w(p.words());
     be.download(p.cref(), w.data());

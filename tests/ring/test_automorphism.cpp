@@ -9,12 +9,18 @@ namespace {
 
 class AutomorphismTest : public RingTest {
  protected:
-  // NTT of host coefficient words.
-  RnsPoly ntt_of(Backend& be, const Basis& b, const std::vector<u32>& coeffs) {
-    RnsPoly p = from_words(be, b, coeffs);
-    const PolyRef r[] = {p.ref()};
-    be.ntt(r);
-    return p;
+  // NTT of the coefficient-domain map `limb_map(limb's coefficients, q)` applied to every limb of
+  // `coeffs`: the reference for an NTT-domain op.
+  template <typename F>
+  static RnsPoly ntt_of_mapped(Backend& be, const Basis& basis, const std::vector<u32>& coeffs,
+                               F limb_map) {
+    const u32 n = be.n();
+    std::vector<u32> moved;
+    for (u32 l = 0; l < basis.size; ++l) {
+      const std::vector<u32> m = limb_map(&coeffs[l * n], be.modulus(basis[l]).q);
+      moved.insert(moved.end(), m.begin(), m.end());
+    }
+    return ntt_of(be, basis, moved);
   }
 };
 
@@ -28,12 +34,8 @@ TEST_F(AutomorphismTest, MatchesCoefficientDomainDefinition) {
     const u32 two_n = 2 * n;
     for (u32 k : {1u, 5u, 25u, two_n - 1, galois_element_for_rotation(-3, log_n),
                   (2 * uniform(n)) | 1u, two_n + 5}) {
-      std::vector<u32> moved;
-      for (u32 l = 0; l < basis.size; ++l) {
-        const auto m = coeff_automorphism(&w[l * n], n, k, be->modulus(basis[l]).q);
-        moved.insert(moved.end(), m.begin(), m.end());
-      }
-      RnsPoly want = ntt_of(*be, basis, moved);
+      RnsPoly want = ntt_of_mapped(
+          *be, basis, w, [&](const u32* limb, u32 q) { return coeff_automorphism(limb, n, k, q); });
       RnsPoly got = be->make_poly(basis);
       be->automorphism(a.cref(), k, got.ref());
       ASSERT_EQ(words(*be, got), words(*be, want)) << "log_n " << log_n << " k " << k;
@@ -93,12 +95,8 @@ TEST_F(AutomorphismTest, MonomialMatchesCoefficientDomain) {
   for (i64 k :
        {i64{0}, i64{1}, nn - 1, nn, nn + 3, 2 * nn - 1, 2 * nn, i64{-1}, -nn - 5,
         i64{1000000000007}, -i64{1000000000007}, static_cast<i64>(uniform(4 * n)) - 2 * nn}) {
-    std::vector<u32> moved;
-    for (u32 l = 0; l < basis.size; ++l) {
-      const auto m = coeff_monomial(&w[l * n], n, k, be->modulus(basis[l]).q);
-      moved.insert(moved.end(), m.begin(), m.end());
-    }
-    RnsPoly want = ntt_of(*be, basis, moved);
+    RnsPoly want = ntt_of_mapped(
+        *be, basis, w, [&](const u32* limb, u32 q) { return coeff_monomial(limb, n, k, q); });
     RnsPoly got = be->make_poly(basis);
     be->mul_monomial(a.cref(), k, got.ref());
     ASSERT_EQ(words(*be, got), words(*be, want)) << "k " << k;

@@ -5,33 +5,17 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ring/ring_test_util.h"
-#include "theo/backend/factory.h"
+#include "ring/bconv_test_util.h"
 
 namespace theo::test {
 namespace {
-
-// RAII wrapper, so that ASSERT_* may return early.
-struct Mpz {
-  mpz_t v;
-  Mpz() { mpz_init(v); }
-  ~Mpz() { mpz_clear(v); }
-  Mpz(const Mpz&) = delete;
-  Mpz& operator=(const Mpz&) = delete;
-};
 
 u32 mod_u32(const Mpz& x, u32 m) {
   return static_cast<u32>(mpz_fdiv_ui(x.v, m));  // fdiv: non-negative remainder
 }
 
-class BConvTest : public RingTest {
+class BConvTest : public BConvFixture {
  protected:
-  // 40 primes of three sizes; N = 2^10 keeps the GMP reference cheap.
-  void SetUp() override {
-    RingTest::SetUp();
-    be_ = make_cpu_backend(mixed_ring(10, 40));
-  }
-
   Basis random_basis(u32 size, const std::vector<PrimeId>& pool) {
     std::vector<PrimeId> ids = pool;
     std::shuffle(ids.begin(), ids.end(), rng_);
@@ -109,21 +93,8 @@ class BConvTest : public RingTest {
     be_->bconv(*plan, in.cref(), out.ref());
     const auto y = words(*be_, out);
     check(src, dst, x, y);
-
-    // bconv_matmul on the pre-multiplied input gives the same words.
-    const auto& table = plan->table();
-    std::vector<u32> pre = x;
-    const u32 n = be_->n();
-    for (u32 j = 0; j < src.size; ++j)
-      for (u32 c = 0; c < n; ++c)
-        pre[j * n + c] = mul_mod_ref(x[j * n + c], table.src_hat_inv[j], be_->modulus(src[j]).q);
-    RnsPoly in2 = from_words(*be_, src, pre);
-    RnsPoly out2 = be_->make_poly(dst);
-    be_->bconv_matmul(*plan, in2.cref(), out2.ref());
-    EXPECT_EQ(words(*be_, out2), y);
+    expect_matmul_agrees(*plan, x, y);
   }
-
-  std::unique_ptr<Backend> be_;
 };
 
 TEST_F(BConvTest, TableMatchesBigIntegers) {

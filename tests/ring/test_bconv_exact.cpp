@@ -7,27 +7,13 @@
 #include <cmath>
 #include <numeric>
 
-#include "ring/ring_test_util.h"
-#include "theo/backend/factory.h"
+#include "ring/bconv_test_util.h"
 
 namespace theo::test {
 namespace {
 
-struct Mpz {
-  mpz_t v;
-  Mpz() { mpz_init(v); }
-  ~Mpz() { mpz_clear(v); }
-  Mpz(const Mpz&) = delete;
-  Mpz& operator=(const Mpz&) = delete;
-};
-
-class BConvExactTest : public RingTest {
+class BConvExactTest : public BConvFixture {
  protected:
-  void SetUp() override {
-    RingTest::SetUp();
-    be_ = make_cpu_backend(mixed_ring(10, 40));
-  }
-
   // Converts `x` (words over src) exactly and checks every output word against the centered CRT
   // lift of x computed in GMP.
   void run_case(const Basis& src, const Basis& dst, const std::vector<u32>& x) {
@@ -70,18 +56,8 @@ class BConvExactTest : public RingTest {
       }
     }
 
-    // bconv_matmul on pre-multiplied input agrees.
-    std::vector<u32> pre = x;
-    for (u32 j = 0; j < src.size; ++j)
-      for (u32 c = 0; c < n; ++c)
-        pre[j * n + c] = mul_mod_ref(x[j * n + c], table.src_hat_inv[j], be_->modulus(src[j]).q);
-    RnsPoly in2 = from_words(*be_, src, pre);
-    RnsPoly out2 = be_->make_poly(dst);
-    be_->bconv_matmul(*plan, in2.cref(), out2.ref());
-    EXPECT_EQ(words(*be_, out2), y);
+    expect_matmul_agrees(*plan, x, y);
   }
-
-  std::unique_ptr<Backend> be_;
 };
 
 TEST_F(BConvExactTest, RandomInputsGiveTheCenteredLift) {

@@ -1,5 +1,7 @@
 // Forward/inverse NTT of the CPU backend against the definition in ring/backend.h.
 
+#include <span>
+
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
 
@@ -58,10 +60,7 @@ TEST_F(NttTest, OutputIsEvaluationInBitReversedOrder) {
     std::vector<u32> w(static_cast<std::size_t>(basis.size) * n, 0);
     for (u32 l = 0; l < basis.size; ++l)
       w[l * n + j] = 1 + uniform(be->modulus(basis[l]).q - 1);
-    RnsPoly a = from_words(*be, basis, w);
-    const PolyRef p[] = {a.ref()};
-    be->ntt(p);
-    const auto got = words(*be, a);
+    const auto got = words(*be, ntt_of(*be, basis, w));
     for (u32 l = 0; l < basis.size; ++l) {
       const u32 q = be->modulus(basis[l]).q, psi = ntt_root(q, n);
       for (u32 i = 0; i < n; ++i) {
@@ -73,10 +72,7 @@ TEST_F(NttTest, OutputIsEvaluationInBitReversedOrder) {
   }
   // A full random polynomial, by Horner's rule at every point.
   const auto w = random_words(*be, basis);
-  RnsPoly a = from_words(*be, basis, w);
-  const PolyRef p[] = {a.ref()};
-  be->ntt(p);
-  const auto got = words(*be, a);
+  const auto got = words(*be, ntt_of(*be, basis, w));
   for (u32 l = 0; l < basis.size; ++l) {
     const u32 q = be->modulus(basis[l]).q, psi = ntt_root(q, n);
     for (u32 i = 0; i < n; ++i) {
@@ -130,20 +126,19 @@ TEST_F(NttTest, BatchedCallEqualsPerPolyCalls) {
   std::vector<PolyRef> refs;
   for (auto& p : batch)
     refs.push_back(p.ref());
-  be->ntt(refs);
-  for (auto& p : single) {
-    const PolyRef one[] = {p.ref()};
-    serial->ntt(one);
+  for (const bool forward : {true, false}) {
+    const auto transform = [forward](Backend& backend, std::span<const PolyRef> polys) {
+      forward ? backend.ntt(polys) : backend.intt(polys);
+    };
+    transform(*be, refs);
+    for (auto& p : single) {
+      const PolyRef one[] = {p.ref()};
+      transform(*serial, one);
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i]))
+          << (forward ? "ntt" : "intt") << " poly " << i;
   }
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i])) << "ntt poly " << i;
-  be->intt(refs);
-  for (auto& p : single) {
-    const PolyRef one[] = {p.ref()};
-    serial->intt(one);
-  }
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    EXPECT_EQ(words(*be, batch[i]), words(*serial, single[i])) << "intt poly " << i;
 }
 
 TEST_F(NttTest, EmptyBatchIsANoOp) {
