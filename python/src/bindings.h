@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -547,38 +548,46 @@ inline theo::ParameterSet params_from(nb::handle obj) {
   throw nb::type_error("params must be a Parameters, a preset name or a path to a JSON file");
 }
 
+template <typename E>
+bool is_a(const theo::Error* e) {
+  return dynamic_cast<const E*>(e) != nullptr;
+}
+
+// The library's exceptions and their classes in theodosian._errors, a derived class before its
+// base (an exception becomes the first class it is).
+struct ErrorClass {
+  const char* name;
+  bool (*is)(const theo::Error*);
+};
+inline constexpr ErrorClass kErrorClasses[] = {{"SecurityError", is_a<theo::SecurityError>},
+                                               {"ParameterError", is_a<theo::ParameterError>},
+                                               {"LevelError", is_a<theo::LevelError>},
+                                               {"ScaleError", is_a<theo::ScaleError>},
+                                               {"MissingKeyError", is_a<theo::MissingKeyError>},
+                                               {"ContextError", is_a<theo::ContextError>},
+                                               {"OutOfMemoryError", is_a<theo::OutOfMemoryError>},
+                                               {"BackendError", is_a<theo::BackendError>},
+                                               {"Error", is_a<theo::Error>}};
+inline constexpr std::size_t kNumErrorClasses = std::size(kErrorClasses);
+
 inline void register_exceptions(nb::module_& m) {
   nb::module_ errors = nb::module_::import_("theodosian._errors");
-  const char* names[] = {"Error",        "ParameterError",   "SecurityError",
-                         "LevelError",   "ScaleError",       "MissingKeyError",
-                         "ContextError", "OutOfMemoryError", "BackendError"};
-  for (const char* name : names)
-    m.attr(name) = errors.attr(name);
   // Never released: the translator may run until interpreter shutdown.
-  static PyObject* cls[9];
-  for (int i = 0; i < 9; ++i)
-    cls[i] = errors.attr(names[i]).inc_ref().ptr();
+  static PyObject* cls[kNumErrorClasses];
+  for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
+    m.attr(kErrorClasses[i].name) = errors.attr(kErrorClasses[i].name);
+    cls[i] = errors.attr(kErrorClasses[i].name).inc_ref().ptr();
+  }
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const theo::SecurityError& e) {
-      PyErr_SetString(cls[2], e.what());
-    } catch (const theo::ParameterError& e) {
-      PyErr_SetString(cls[1], e.what());
-    } catch (const theo::LevelError& e) {
-      PyErr_SetString(cls[3], e.what());
-    } catch (const theo::ScaleError& e) {
-      PyErr_SetString(cls[4], e.what());
-    } catch (const theo::MissingKeyError& e) {
-      PyErr_SetString(cls[5], e.what());
-    } catch (const theo::ContextError& e) {
-      PyErr_SetString(cls[6], e.what());
-    } catch (const theo::OutOfMemoryError& e) {
-      PyErr_SetString(cls[7], e.what());
-    } catch (const theo::BackendError& e) {
-      PyErr_SetString(cls[8], e.what());
     } catch (const theo::Error& e) {
-      PyErr_SetString(cls[0], e.what());
+      for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
+        if (kErrorClasses[i].is(&e)) {
+          PyErr_SetString(cls[i], e.what());
+          return;
+        }
+      }
     }
   });
 }
