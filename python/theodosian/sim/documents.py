@@ -12,6 +12,11 @@ from .errors import SimInputError, require_number, require_str
 T = TypeVar("T")
 
 
+def package_file(name: str) -> str:
+    """The path of ``name`` in the simulator's package folder (bundled traces, machines, model)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+
+
 def read_json(source: str) -> Any:
     """The parsed JSON document in file ``source``."""
     try:

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .documents import bundled_names, find_document, read_json, require_header
+from .documents import bundled_names, find_document, package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 
 FORMAT = "theo-machine"
@@ -210,12 +210,11 @@ def from_json(doc: Any, source: str = "<machine>") -> Machine:
 
 def load_machine(path: str | os.PathLike) -> Machine:
     source = os.fspath(path)
-    doc = read_json(source)
-    return from_json(doc, source)
+    return from_json(read_json(source), source)
 
 
 def machines_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "machines")
+    return package_file("machines")
 
 
 def bundled_machines() -> list[str]:

@@ -6,11 +6,10 @@ c1. ``python -m theodosian.sim fit`` refits them from bench/results (docs/sim.md
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .documents import read_json, require_header
+from .documents import package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 from .kernels import FAMILIES
 
@@ -106,11 +105,10 @@ def _variants(source: str, v: Any) -> dict:
 
 
 def default_model_path() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")
+    return package_file("model.json")
 
 
 def load_model(path: str | None = None, variant: str | None = None) -> Model:
     """model.json (or ``path``), with kernel variant ``variant`` applied."""
     source = path or default_model_path()
-    doc = read_json(source)
-    return from_json(doc, source).with_variant(variant)
+    return from_json(read_json(source), source).with_variant(variant)

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from .documents import find_document, read_json, require_header
+from .documents import find_document, package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 
 FORMAT = "theo-trace"
@@ -195,12 +195,11 @@ def from_json(doc: Any, source: str = "<trace>") -> Trace:
 def load_trace(path: str | os.PathLike) -> Trace:
     """Reads and validates a trace file."""
     source = os.fspath(path)
-    doc = read_json(source)
-    return from_json(doc, source)
+    return from_json(read_json(source), source)
 
 
 def bundled_traces_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "traces")
+    return package_file("traces")
 
 
 def find_trace(name_or_path: str | os.PathLike) -> Trace:
