@@ -87,41 +87,7 @@ if [[ "${KNOBS:-1}" != 0 ]]; then
 fi
 
 # 4. Summary: median bootstrap (each run's first bootstrap dropped) and op medians, new / old.
-python3 - "$out" ${old:+old} new <<'PY' | tee "$out/summary.txt"
-import glob, json, re, statistics, sys
-out, labels = sys.argv[1], sys.argv[2:]
-res = {}
-for label in labels:
-    for kind in ("graph", "eager"):
-        ms = []
-        for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
-            runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
-            ms += runs[1:]
-        if ms:
-            res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
-    ops = {}
-    for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
-        try:
-            data = json.load(open(f))
-        except ValueError:
-            continue
-        for rec in data.get("results", []) if isinstance(data, dict) else data:
-            ops.setdefault(f'{rec["op"]} L={rec.get("limbs")}', []).append(rec["median_us"])
-    for k, v in ops.items():
-        res.setdefault(label, {})[k + " us"] = statistics.median(v)
-verdict = {}
-for k in res.get("new", {}):
-    n = res["new"][k]
-    o = res.get("old", {}).get(k)
-    line = f"{k:28s} new {n:9.2f}"
-    if o:
-        line += f"  old {o:9.2f}  new/old {n / o:.3f}"
-        if k.startswith("boot_"):
-            verdict[k] = {"new_over_old": n / o, "within_2_percent": n / o <= 1.02}
-            line += "  within 2%" if n / o <= 1.02 else "  SLOWER than 2%"
-    print(line)
-res["verdict"] = verdict
-json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
-PY
+python3 "$(dirname "${BASH_SOURCE[0]}")/ab_summary.py" "$out" --verdict ${old:+old} new |
+  tee "$out/summary.txt"
 grep -E "tests passed|tests failed" "$out/ctest.log" 2>/dev/null | tee -a "$out/summary.txt"
 exit $status

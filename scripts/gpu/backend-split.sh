@@ -50,28 +50,6 @@ for r in $(seq 1 "$rounds"); do
 done
 
 # 3. Summary: median bootstrap (runs after the first) and op medians per binary, new / old.
-python3 - "$out" "$rounds" ${old:+old} new <<'PY' | tee "$out/summary.txt"
-import glob, json, re, statistics, sys
-out, rounds, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-res = {}
-for label in labels:
-    for kind in ("graph", "eager"):
-        ms = []
-        for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
-            runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
-            ms += runs[1:]
-        if ms:
-            res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
-    ops = {}
-    for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
-        for rec in json.load(open(f)).get("results", []):
-            ops.setdefault(f'{rec["op"]} L={rec["limbs"]}', []).append(rec["median_us"])
-    for k, v in ops.items():
-        res.setdefault(label, {})[k + " us"] = statistics.median(v)
-json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
-for k in res.get("new", {}):
-    n = res["new"][k]
-    o = res.get("old", {}).get(k)
-    print(f"{k:28s} new {n:9.2f}" + (f"  old {o:9.2f}  new/old {n / o:.3f}" if o else ""))
-PY
+python3 "$(dirname "${BASH_SOURCE[0]}")/ab_summary.py" "$out" ${old:+old} new |
+  tee "$out/summary.txt"
 exit $status
