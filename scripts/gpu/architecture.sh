@@ -20,6 +20,8 @@
 # Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10), TESTS=0 to
 # skip the suite, KNOBS=0 to skip the knobs.
 set -uo pipefail
+# shellcheck source=scripts/gpu/ab-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/ab-common.bash"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 new="${1:-$root/.carry/new}"
 old="${2:-$root/.carry/base}"
@@ -56,22 +58,7 @@ if [[ "${TESTS:-1}" != 0 ]]; then
 fi
 
 # 2. A/B, old and new alternating per round so that clock and thermal drift hit both alike.
-ab() {  # ab <label> <dir> <round>
-  local label="$1" dir="$2" r="$3"
-  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
-    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
-    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
-  if [[ -x "$dir/theo_bench" ]]; then
-    "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
-      --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 ||
-      status=1
-  fi
-}
-for r in $(seq 1 "$rounds"); do
-  [[ -n "$old" ]] && ab old "$old" "$r"
-  ab new "$new" "$r"
-done
+ab_rounds
 
 # 3. The knobs: the same precision with each, a changed launch only.
 if [[ "${KNOBS:-1}" != 0 ]]; then
@@ -87,7 +74,6 @@ if [[ "${KNOBS:-1}" != 0 ]]; then
 fi
 
 # 4. Summary: median bootstrap (each run's first bootstrap dropped) and op medians, new / old.
-python3 "$(dirname "${BASH_SOURCE[0]}")/ab_summary.py" "$out" --verdict ${old:+old} new |
-  tee "$out/summary.txt"
+ab_summary --verdict
 grep -E "tests passed|tests failed" "$out/ctest.log" 2>/dev/null | tee -a "$out/summary.txt"
 exit $status

@@ -11,6 +11,8 @@
 # Without OLD_DIR only NEW is measured. Runs in about 12 minutes on an H100 (tests ~7, A/B ~5).
 # Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10).
 set -uo pipefail
+# shellcheck source=scripts/gpu/ab-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/ab-common.bash"
 new="$(cd "${1:?usage: scripts/gpu/backend-split.sh NEW_DIR [OLD_DIR]}" && pwd)"
 old="${2:-}"
 [[ -n "$old" ]] && old="$(cd "$old" && pwd)"
@@ -35,21 +37,9 @@ for t in "$new"/test_*; do
 done
 
 # 2. A/B: Boot (graph and eager) and the key-switching ops, old and new alternating per round.
-ab() {  # ab <label> <dir> <round>
-  local label="$1" dir="$2" r="$3"
-  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
-    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
-    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
-    --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 || status=1
-}
-for r in $(seq 1 "$rounds"); do
-  [[ -n "$old" ]] && ab old "$old" "$r"
-  ab new "$new" "$r"
-done
+ab_rounds
 
 # 3. Summary: median bootstrap (runs after the first) and op medians per binary, new / old.
-python3 "$(dirname "${BASH_SOURCE[0]}")/ab_summary.py" "$out" ${old:+old} new |
-  tee "$out/summary.txt"
+# shellcheck disable=SC2119  # no --verdict here
+ab_summary
 exit $status
