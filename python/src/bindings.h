@@ -75,27 +75,18 @@ struct WCiphertext {
   bool real = false;  // the slots are known to hold real values
 };
 
-struct WSecretKey {
+// A key of a Context, shared with the objects that use it (Encryptor, Evaluator, ...). Galois keys
+// are not const: more rotations can be added to them.
+template <typename Key>
+struct WKey {
   SessionPtr s;
-  std::shared_ptr<const theo::SecretKey> k;
+  std::shared_ptr<Key> k;
 };
-struct WPublicKey {
-  SessionPtr s;
-  std::shared_ptr<const theo::PublicKey> k;
-};
-struct WRelinKey {
-  SessionPtr s;
-  std::shared_ptr<const theo::RelinKey> k;
-};
-struct WGaloisKeys {
-  SessionPtr s;
-  std::shared_ptr<theo::GaloisKeys> k;
-};
-
-struct WBootstrappingKeys {
-  SessionPtr s;
-  std::shared_ptr<const theo::BootstrappingKeys> k;
-};
+using WSecretKey = WKey<const theo::SecretKey>;
+using WPublicKey = WKey<const theo::PublicKey>;
+using WRelinKey = WKey<const theo::RelinKey>;
+using WGaloisKeys = WKey<theo::GaloisKeys>;
+using WBootstrappingKeys = WKey<const theo::BootstrappingKeys>;
 
 struct WEncoder {
   SessionPtr s;
@@ -359,6 +350,28 @@ inline nb::object not_implemented() {
 
 enum class Op { kAdd, kSub, kRSub, kMul };
 
+// a op pt with a plaintext operand (a Plaintext, or an array encoded at a's level); * rescales.
+inline theo::Ciphertext ct_plain_op(const theo::Evaluator& ev, const theo::Ciphertext& a,
+                                    const theo::Plaintext& pt, Op op) {
+  switch (op) {
+    case Op::kAdd:
+      return ev.add_plain(a, pt);
+    case Op::kSub:
+      return ev.sub_plain(a, pt);
+    case Op::kRSub: {
+      theo::Ciphertext t = ev.negate(a);
+      ev.add_plain_inplace(t, pt);
+      return t;
+    }
+    case Op::kMul:
+    default: {
+      theo::Ciphertext t = ev.multiply_plain(a, pt);
+      ev.rescale_inplace(t);
+      return t;
+    }
+  }
+}
+
 inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
   const SessionPtr& s = a.s;
   const theo::Evaluator& ev = s->evaluator;
@@ -381,25 +394,7 @@ inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
   }
   if (nb::isinstance<WPlaintext>(other)) {
     auto& b = nb::cast<WPlaintext&>(other);
-    const bool real = a.real && b.real;
-    switch (op) {
-      case Op::kAdd:
-        return nb::cast(run_ct(s, real, [&] { return ev.add_plain(a.ct, b.pt); }));
-      case Op::kSub:
-        return nb::cast(run_ct(s, real, [&] { return ev.sub_plain(a.ct, b.pt); }));
-      case Op::kRSub:
-        return nb::cast(run_ct(s, real, [&] {
-          theo::Ciphertext t = ev.negate(a.ct);
-          ev.add_plain_inplace(t, b.pt);
-          return t;
-        }));
-      case Op::kMul:
-        return nb::cast(run_ct(s, real, [&] {
-          theo::Ciphertext t = ev.multiply_plain(a.ct, b.pt);
-          ev.rescale_inplace(t);
-          return t;
-        }));
-    }
+    return nb::cast(run_ct(s, a.real && b.real, [&] { return ct_plain_op(ev, a.ct, b.pt, op); }));
   }
   if (is_scalar(other)) {
     if (op == Op::kMul && is_integer(other)) {
@@ -443,23 +438,7 @@ inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
     if (op != Op::kMul) scale = a.ct.scale();
     theo::Plaintext pt = v.is_complex ? s->encoder.encode(v.cx, level, scale)
                                       : s->encoder.encode(v.re, level, scale);
-    switch (op) {
-      case Op::kAdd:
-        return ev.add_plain(a.ct, pt);
-      case Op::kSub:
-        return ev.sub_plain(a.ct, pt);
-      case Op::kRSub: {
-        theo::Ciphertext t = ev.negate(a.ct);
-        ev.add_plain_inplace(t, pt);
-        return t;
-      }
-      case Op::kMul:
-      default: {
-        theo::Ciphertext t = ev.multiply_plain(a.ct, pt);
-        ev.rescale_inplace(t);
-        return t;
-      }
-    }
+    return ct_plain_op(ev, a.ct, pt, op);
   }));
 }
 
