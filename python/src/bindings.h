@@ -243,27 +243,32 @@ void def_encode(nb::class_<W>& cls, const char* doc) {
       doc);
 }
 
-// Evaluation keys: the explicit argument, else the Evaluator's, else the Context's.
+// Evaluation keys: the explicit argument, else the Evaluator's, else the Context's; else
+// MissingKeyError naming the op and `missing`.
+template <typename Key, typename Given>
+std::shared_ptr<const Key> pick_key(const Given* given, std::shared_ptr<const Key> of_evaluator,
+                                    std::shared_ptr<const Key> of_context, const char* op,
+                                    const char* missing) {
+  if (given) return given->k;
+  if (of_evaluator) return of_evaluator;
+  if (of_context) return of_context;
+  throw theo::MissingKeyError(std::string(op) + missing);
+}
+
 inline std::shared_ptr<const theo::RelinKey> pick_relin(const SessionPtr& s, const WEvaluator* ev,
                                                         const WRelinKey* given, const char* op) {
-  if (given) return given->k;
-  if (ev && ev->relin_key) return ev->relin_key;
-  if (s->relin_key) return s->relin_key;
-  throw theo::MissingKeyError(std::string(op) +
-                              ": no relinearization key (pass relin_key=..., create the Evaluator "
-                              "with relin_key=..., or set context.relin_key)");
+  return pick_key<theo::RelinKey>(given, ev ? ev->relin_key : nullptr, s->relin_key, op,
+                                  ": no relinearization key (pass relin_key=..., create the "
+                                  "Evaluator with relin_key=..., or set context.relin_key)");
 }
 
 inline std::shared_ptr<const theo::GaloisKeys> pick_galois(const SessionPtr& s,
                                                            const WEvaluator* ev,
                                                            const WGaloisKeys* given,
                                                            const char* op) {
-  if (given) return given->k;
-  if (ev && ev->galois_keys) return ev->galois_keys;
-  if (s->galois_keys) return s->galois_keys;
-  throw theo::MissingKeyError(std::string(op) +
-                              ": no Galois keys (pass galois_keys=..., create the Evaluator with "
-                              "galois_keys=..., or set context.galois_keys)");
+  return pick_key<theo::GaloisKeys>(given, ev ? ev->galois_keys : nullptr, s->galois_keys, op,
+                                    ": no Galois keys (pass galois_keys=..., create the Evaluator "
+                                    "with galois_keys=..., or set context.galois_keys)");
 }
 
 inline std::string fmt_scale(long double scale) {
