@@ -9,6 +9,7 @@
 #include "ablation_bench.h"
 #include "host_info.h"
 #include "model_bench.h"
+#include "records.h"
 
 namespace theo::bench {
 
@@ -32,6 +33,17 @@ nlohmann::json step_json(const AblationStep& s) {
             {"pipelining", s.opt.pipelining}}}};
 }
 
+// The record of a step in a section; a step whose mechanism this build lacks is "n/a" (and says
+// so), the others get their measurements added.
+nlohmann::json step_record(const AblationStep& s) {
+  nlohmann::json rec = step_json(s);
+  if (!s.available) {
+    rec["result"] = "n/a";
+    std::printf("  %-22s n/a (no mechanism in this build)\n", s.name.c_str());
+  }
+  return rec;
+}
+
 // The first measured output hash of a section against every other: bit-exactness across steps.
 bool same_hashes(const std::vector<std::string>& hashes) {
   for (const std::string& h : hashes)
@@ -46,20 +58,15 @@ int run_ablation(const AblationOptions& o) {
   nlohmann::json j;
   {
     const ContextPtr probe = ablation_context(o, o.keyswitch_preset, Optimizations::all());
-    j["header"] = {{"record", "header"},
-                   {"mode", "ablation"},
-                   {"git_commit", git_commit()},
-                   {"git_dirty", git_dirty()},
-                   {"date", utc_now()},
-                   {"host", host_name()},
-                   {"cpu", cpu_model()},
-                   {"backend", o.backend},
-                   {"device", probe->backend().name()},
-                   {"l2_bytes", probe->backend().l2_bytes()},
-                   {"gpu", to_json(model_gpu(o.gpu, unwrap_recording_backend(probe->backend())))},
-                   {"reps", o.reps},
-                   {"warmup", o.warmup},
-                   {"boot_reps", o.boot_reps}};
+    j["header"] = header_record(
+        {{"mode", "ablation"},
+         {"backend", o.backend},
+         {"device", probe->backend().name()},
+         {"l2_bytes", probe->backend().l2_bytes()},
+         {"gpu", to_json(model_gpu(o.gpu, unwrap_recording_backend(probe->backend())))},
+         {"reps", o.reps},
+         {"warmup", o.warmup},
+         {"boot_reps", o.boot_reps}});
     std::printf("theo_bench --ablation on %s (L2 %.1f MB)\n", probe->backend().name().c_str(),
                 static_cast<double>(probe->backend().l2_bytes()) / 1e6);
   }
@@ -71,11 +78,8 @@ int run_ablation(const AblationOptions& o) {
   nlohmann::json ks = nlohmann::json::array();
   std::map<u32, std::vector<std::string>> ks_hashes;  // per level, over the steps
   for (const AblationStep& s : steps) {
-    nlohmann::json rec = step_json(s);
-    if (!s.available) {
-      rec["result"] = "n/a";
-      std::printf("  %-22s n/a (no mechanism in this build)\n", s.name.c_str());
-    } else {
+    nlohmann::json rec = step_record(s);
+    if (s.available) {
       rec["levels"] = keyswitch_step(o, s);
       for (const auto& l : rec["levels"])
         ks_hashes[l["level"].get<u32>()].push_back(l["output_hash"].get<std::string>());
@@ -100,11 +104,8 @@ int run_ablation(const AblationOptions& o) {
       nlohmann::json boot = nlohmann::json::array();
       std::vector<std::string> hashes;
       for (const AblationStep& s : steps) {
-        nlohmann::json rec = step_json(s);
-        if (!s.available) {
-          rec["result"] = "n/a";
-          std::printf("  %-22s n/a (no mechanism in this build)\n", s.name.c_str());
-        } else {
+        nlohmann::json rec = step_record(s);
+        if (s.available) {
           rec["boot"] = boot_step(o, preset, s);
           hashes.push_back(rec["boot"]["output_hash"].get<std::string>());
         }

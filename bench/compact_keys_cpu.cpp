@@ -15,6 +15,7 @@
 #include "bench_commit.h"
 #include "host_info.h"
 #include "math/compact_expand.h"
+#include "records.h"
 #include "theo/math/params.h"
 
 int main(int argc, char** argv) {
@@ -71,12 +72,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     records.emplace_back(buf);
   }
-  if (!out.empty()) {
-    std::ofstream f(out);
-    f << "[\n";
-    for (std::size_t i = 0; i < records.size(); ++i)
-      f << "  " << records[i] << (i + 1 < records.size() ? ",\n" : "\n");
-    f << "]\n";
-  }
+  if (!out.empty()) theo::bench::write_json_array(out, records);
   return 0;
 }

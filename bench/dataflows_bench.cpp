@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host_info.h"
+#include "records.h"
 #include "theo/theodosian.h"
 #include "timing.h"
 
@@ -224,11 +225,8 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
 
 int run_dataflows(const DataflowsOptions& o) {
   const std::vector<GridCell> cells = o.cells.empty() ? dataflow_grid() : o.cells;
-  const json header = {
-      {"record", "header"},       {"mode", "dataflows"},  {"git_commit", git_commit()},
-      {"git_dirty", git_dirty()}, {"date", utc_now()},    {"host", host_name()},
-      {"cpu", cpu_model()},       {"backend", o.backend}, {"reps", o.reps},
-      {"warmup", o.warmup}};
+  const json header = header_record(
+      {{"mode", "dataflows"}, {"backend", o.backend}, {"reps", o.reps}, {"warmup", o.warmup}});
   json results = json::array();
   int failures = 0;
   for (const GridCell& cell : cells) {

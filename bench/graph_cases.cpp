@@ -41,13 +41,9 @@ nlohmann::json graph_counts(const Graph& g) {
   return {{"captured", g.captured()}, {"kernels", g.kernel_count()}, {"nodes", g.node_count()}};
 }
 
-BootEnv& boot_env(BackendKind kind) {
-  static std::map<BackendKind, BootEnv> cache;
-  auto it = cache.find(kind);
-  if (it != cache.end()) return it->second;
+BootEnv make_boot_env(BackendKind kind) {
   BootEnv e;
-  ContextOptions o;
-  o.backend = kind == BackendKind::kCuda ? BackendChoice::kCuda : BackendChoice::kCpu;
+  ContextOptions o = context_options(kind);
   o.allow_insecure = true;  // bootparam_40 exceeds the 128-bit bound for N = 2^16
   e.ctx = Context::create(load_preset("bootparam_40"), o);
   KeyGenerator kg(e.ctx);
@@ -71,7 +67,11 @@ BootEnv& boot_env(BackendKind kind) {
   e.counts["eval_mod"] = graph_counts(e.ctx->capture([&] { mod = b.eval_mod(cts, k); }));
   e.counts["slot_to_coeff"] =
       graph_counts(e.ctx->capture([&] { out = b.slot_to_coeff(mod, k.galois); }));
-  return cache.emplace(kind, std::move(e)).first->second;
+  return e;
+}
+
+BootEnv& boot_env(BackendKind kind) {
+  return once_per_backend<BootEnv>(kind, [&] { return make_boot_env(kind); });
 }
 
 PreparedCase bootstrap_case(CaseEnv& env, bool graph) {

@@ -13,6 +13,7 @@
 #include "dataflows_bench.h"
 #include "host_info.h"
 #include "model_bench.h"
+#include "records.h"
 #include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "timing.h"
@@ -78,6 +79,18 @@ std::vector<std::string> split_cells(const std::string& s) {
          "                  [--reps 10] [--warmup 2] [--tuning-dir D] [--check] [--quick]\n"
          "                  [--threads T] [--out file.json]\n";
   std::exit(2);
+}
+
+// The samples of a mode (its reps and warmup): --quick's counts, then explicit --reps / --warmup,
+// which win.
+template <typename ModeOptions>
+void set_samples(const Options& o, ModeOptions& m, unsigned quick_reps, unsigned quick_warmup) {
+  if (o.quick) {
+    m.reps = quick_reps;
+    m.warmup = quick_warmup;
+  }
+  if (o.reps_given) m.reps = o.reps;
+  if (o.warmup_given) m.warmup = o.warmup;
 }
 
 Options parse(int argc, char** argv) {
@@ -163,14 +176,11 @@ Options parse(int argc, char** argv) {
     m.threads = o.threads;
     m.out = o.out;
     if (o.limbs_given) m.limbs = o.limbs;
+    set_samples(o, m, 1, 0);
     if (o.quick) {
-      m.reps = 1;
-      m.warmup = 0;
       m.boot_reps = 1;
       m.passes = 1;
     }
-    if (o.reps_given) m.reps = o.reps;
-    if (o.warmup_given) m.warmup = o.warmup;
     if (m.boot_reps == 0 || m.passes == 0) usage("--boot-reps and --passes must be > 0");
   }
   return o;
@@ -186,12 +196,7 @@ DataflowsOptions dataflows_options(const Options& o) {
   d.tuning_dir = o.tuning_dir;
   d.check = o.check;
   d.out = o.out;
-  if (o.quick) {
-    d.reps = 2;
-    d.warmup = 0;
-  }
-  if (o.reps_given) d.reps = o.reps;
-  if (o.warmup_given) d.warmup = o.warmup;
+  set_samples(o, d, 2, 0);
   return d;
 }
 
@@ -203,14 +208,11 @@ AblationOptions ablation_options(const Options& o) {
   a.out = o.out;
   a.gpu = o.model_opts.gpu;
   a.skip_boot = o.model_opts.skip_bootstrap;
+  set_samples(o, a, 3, 1);
   if (o.quick) {
-    a.reps = 3;
-    a.warmup = 1;
     a.boot_reps = 2;
     a.max_batch = 4;
   }
-  if (o.reps_given) a.reps = o.reps;
-  if (o.warmup_given) a.warmup = o.warmup;
   if (o.boot_reps_given) a.boot_reps = o.model_opts.boot_reps;
   if (o.preset_given) {  // one preset for everything (e.g. test_boot_n12 for a CPU smoke run)
     a.keyswitch_preset = o.model_opts.preset;
@@ -261,20 +263,14 @@ int run(const Options& o) {
           ? make_cuda_backend(ring, KernelTuningOverrides::from(Environment::read()))
           : make_cpu_backend(ring, o.threads);
 
-  nlohmann::json header = {{"record", "header"},
-                           {"git_commit", git_commit()},
-                           {"git_dirty", git_dirty()},
-                           {"date", utc_now()},
-                           {"host", host_name()},
-                           {"cpu", cpu_model()},
-                           {"load_average", load_average()},
-                           {"backend", o.backend},
-                           {"device", backend->name()},
-                           {"n", o.n},
-                           {"alpha", o.alpha},
-                           {"reps", o.reps},
-                           {"warmup", o.warmup},
-                           {"seed", o.seed}};
+  nlohmann::json header = header_record({{"load_average", load_average()},
+                                         {"backend", o.backend},
+                                         {"device", backend->name()},
+                                         {"n", o.n},
+                                         {"alpha", o.alpha},
+                                         {"reps", o.reps},
+                                         {"warmup", o.warmup},
+                                         {"seed", o.seed}});
   std::cout << header.dump() << std::endl;
   nlohmann::json results = nlohmann::json::array();
 

@@ -7,19 +7,12 @@
 #include <cstdio>
 
 #include "model_bench.h"
+#include "scheme_env.h"
 #include "timing.h"
 
 namespace theo::bench {
 
 namespace {
-
-// The highest level with at most `limbs` limbs (level 0 when none has so few).
-u32 level_for(const Context& ctx, u32 limbs) {
-  u32 best = 0;
-  for (u32 l = 0; l <= ctx.max_level(); ++l)
-    if (ctx.level(l).limbs <= limbs && ctx.level(l).limbs >= ctx.level(best).limbs) best = l;
-  return best;
-}
 
 std::vector<std::complex<double>> test_slots(const Context& ctx, double phase) {
   std::vector<std::complex<double>> v(ctx.max_slots());

@@ -7,6 +7,7 @@
 
 #include "host_info.h"
 #include "model_bench.h"
+#include "records.h"
 
 namespace theo::bench {
 
@@ -69,30 +70,25 @@ int run_model(const ModelOptions& o) {
   }
   ctx.backend().synchronize();
 
-  nlohmann::json header = {{"record", "header"},
-                           {"mode", "model"},
-                           {"git_commit", git_commit()},
-                           {"git_dirty", git_dirty()},
-                           {"date", utc_now()},
-                           {"host", host_name()},
-                           {"cpu", cpu_model()},
-                           {"load_average", load_average()},
-                           {"backend", o.backend},
-                           {"device", ctx.backend().name()},
-                           {"preset", o.preset},
-                           {"n", ctx.n()},
-                           {"max_level", ctx.max_level()},
-                           {"alpha", ctx.alpha()},
-                           {"dnum", ctx.dnum()},
-                           {"rotation", env.rotation},
-                           {"reps", o.reps},
-                           {"warmup", o.warmup},
-                           {"boot_reps", o.boot_reps},
-                           {"profile_passes", o.passes},
-                           {"ceilings", to_json(env.gpu)},
-                           {"model",
-                            "inputs read once, outputs written once, 4 B per word; tables "
-                            "separate (docs/traffic-model.md)"}};
+  nlohmann::json header =
+      header_record({{"mode", "model"},
+                     {"load_average", load_average()},
+                     {"backend", o.backend},
+                     {"device", ctx.backend().name()},
+                     {"preset", o.preset},
+                     {"n", ctx.n()},
+                     {"max_level", ctx.max_level()},
+                     {"alpha", ctx.alpha()},
+                     {"dnum", ctx.dnum()},
+                     {"rotation", env.rotation},
+                     {"reps", o.reps},
+                     {"warmup", o.warmup},
+                     {"boot_reps", o.boot_reps},
+                     {"profile_passes", o.passes},
+                     {"ceilings", to_json(env.gpu)},
+                     {"model",
+                      "inputs read once, outputs written once, 4 B per word; tables "
+                      "separate (docs/traffic-model.md)"}});
   std::printf("theo_bench --model: %s on %s, N = %u, levels 0..%u, alpha %u, dnum %u\n",
               o.preset.c_str(), ctx.backend().name().c_str(), ctx.n(), ctx.max_level(), ctx.alpha(),
               ctx.dnum());

@@ -83,58 +83,48 @@ const CaseRegistrar bconv_modup_reg({"bconv_modup", "(L + alpha) N 4", [](CaseEn
                                        return c;
                                      }});
 
-// Element-wise ops over L limbs: `in` inputs, one output.
-PreparedCase elementwise_case(CaseEnv& env, unsigned in,
-                              void (*op)(Backend&, std::vector<RnsPoly>&)) {
-  auto st = keep(make_polys(env, env.main, in + 1));
+// Ops over the L limbs of `polys` polynomials (the inputs, then the outputs), each read or
+// written once: op(backend, polys).
+template <typename Op>
+PreparedCase elementwise_case(CaseEnv& env, unsigned polys, Op op) {
+  auto st = keep(make_polys(env, env.main, polys));
   PreparedCase c;
   c.run = [&be = env.backend, st, op] { op(be, st->p); };
-  c.bytes_moved = word_bytes(ln_words(env, in + 1));
+  c.bytes_moved = word_bytes(ln_words(env, polys));
   c.keep_alive = st;
   return c;
 }
 
 const CaseRegistrar add_reg({"add", "3 L N 4", [](CaseEnv& env) {
-                               return elementwise_case(env, 2, [](Backend& be, auto& p) {
+                               return elementwise_case(env, 3, [](Backend& be, auto& p) {
                                  be.add(p[0].cref(), p[1].cref(), p[2].ref());
                                });
                              }});
 const CaseRegistrar mul_reg({"mul", "3 L N 4", [](CaseEnv& env) {
-                               return elementwise_case(env, 2, [](Backend& be, auto& p) {
+                               return elementwise_case(env, 3, [](Backend& be, auto& p) {
                                  be.mul(p[0].cref(), p[1].cref(), p[2].ref());
                                });
                              }});
 const CaseRegistrar mul_add_reg({"mul_add", "4 L N 4", [](CaseEnv& env) {
-                                   return elementwise_case(env, 3, [](Backend& be, auto& p) {
+                                   return elementwise_case(env, 4, [](Backend& be, auto& p) {
                                      be.mul_add(p[0].cref(), p[1].cref(), p[2].cref(), p[3].ref());
                                    });
                                  }});
 
 const CaseRegistrar mul_scalar_reg({"mul_scalar", "2 L N 4", [](CaseEnv& env) {
-                                      auto st = keep(make_polys(env, env.main, 2));
                                       std::vector<u32> s;
                                       for (u32 l = 0; l < env.main.size; ++l)
                                         s.push_back(env.backend.modulus(env.main[l]).q / 3);
-                                      PreparedCase c;
-                                      c.run = [&be = env.backend, st, s] {
-                                        be.mul_scalar(st->p[0].cref(), s, st->p[1].ref());
-                                      };
-                                      c.bytes_moved = word_bytes(ln_words(env, 2));
-                                      c.keep_alive = st;
-                                      return c;
+                                      return elementwise_case(env, 2, [s](Backend& be, auto& p) {
+                                        be.mul_scalar(p[0].cref(), s, p[1].ref());
+                                      });
                                     }});
 
 const CaseRegistrar tensor_reg({"tensor", "7 L N 4", [](CaseEnv& env) {
-                                  auto st = keep(make_polys(env, env.main, 7));
-                                  PreparedCase c;
-                                  c.run = [&be = env.backend, st] {
-                                    auto& p = st->p;
+                                  return elementwise_case(env, 7, [](Backend& be, auto& p) {
                                     be.tensor(p[0].cref(), p[1].cref(), p[2].cref(), p[3].cref(),
                                               p[4].ref(), p[5].ref(), p[6].ref());
-                                  };
-                                  c.bytes_moved = word_bytes(ln_words(env, 7));
-                                  c.keep_alive = st;
-                                  return c;
+                                  });
                                 }});
 
 // KeyMult of HRot/HMult: dnum digits and 2 dnum key polys over the L + alpha basis, 2 outputs.
@@ -161,15 +151,10 @@ const CaseRegistrar key_mult_reg({"key_mult", "(3 dnum + 2) (L + alpha) N 4", []
                                   }});
 
 const CaseRegistrar automorphism_reg({"automorphism", "2 L N 4", [](CaseEnv& env) {
-                                        auto st = keep(make_polys(env, env.main, 2));
-                                        PreparedCase c;
-                                        const u32 k = 5;  // rotation by one slot
-                                        c.run = [&be = env.backend, st, k] {
-                                          be.automorphism(st->p[0].cref(), k, st->p[1].ref());
-                                        };
-                                        c.bytes_moved = word_bytes(ln_words(env, 2));
-                                        c.keep_alive = st;
-                                        return c;
+                                        return elementwise_case(env, 2, [](Backend& be, auto& p) {
+                                          const u32 k = 5;  // rotation by one slot
+                                          be.automorphism(p[0].cref(), k, p[1].ref());
+                                        });
                                       }});
 
 // Par.4: sum of 8 automorphisms of 8 inputs (BSGS giant-step accumulation).
@@ -199,14 +184,9 @@ const CaseRegistrar automorphism_sum_reg({"automorphism_sum", "(K + 1) L N 4, K 
                                           }});
 
 const CaseRegistrar mul_monomial_reg({"mul_monomial", "2 L N 4", [](CaseEnv& env) {
-                                        auto st = keep(make_polys(env, env.main, 2));
-                                        PreparedCase c;
-                                        c.run = [&be = env.backend, st] {
-                                          be.mul_monomial(st->p[0].cref(), 3, st->p[1].ref());
-                                        };
-                                        c.bytes_moved = word_bytes(ln_words(env, 2));
-                                        c.keep_alive = st;
-                                        return c;
+                                        return elementwise_case(env, 2, [](Backend& be, auto& p) {
+                                          be.mul_monomial(p[0].cref(), 3, p[1].ref());
+                                        });
                                       }});
 
 }  // namespace

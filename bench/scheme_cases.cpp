@@ -26,13 +26,6 @@ namespace theo::bench {
 
 namespace {
 
-u32 level_for(const Context& ctx, u32 limbs) {
-  u32 best = 0;
-  for (u32 l = 0; l <= ctx.max_level(); ++l)
-    if (ctx.level(l).limbs <= limbs && ctx.level(l).limbs >= ctx.level(best).limbs) best = l;
-  return best;
-}
-
 struct Operands {
   Ciphertext a, b;
   Plaintext pt;

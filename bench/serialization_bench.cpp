@@ -25,6 +25,7 @@
 
 #include "bench_commit.h"
 #include "host_info.h"
+#include "records.h"
 #include "theo/theodosian.h"
 
 namespace {
@@ -166,12 +167,6 @@ int main(int argc, char** argv) {
              [&] { (void)theo::load_ciphertext(ctx, std::span<const std::uint8_t>(bytes), lo); }),
          size);
   }
-  if (!out.empty()) {
-    std::ofstream f(out);
-    f << "[\n";
-    for (std::size_t i = 0; i < records.size(); ++i)
-      f << "  " << records[i] << (i + 1 < records.size() ? ",\n" : "\n");
-    f << "]\n";
-  }
+  if (!out.empty()) theo::bench::write_json_array(out, records);
   return 0;
 }

@@ -10,7 +10,18 @@ add_custom_target(theo_bench_commit
   COMMENT "Stamping the benchmark's git commit"
   VERBATIM)
 
-add_executable(theo_bench
+# A benchmark program: linked with the library and nlohmann-json, the stamped commit
+# (bench_commit.h) and THEO_SOURCE_DIR at hand, the project's warnings.
+function(theo_bench_program name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
+  add_dependencies(${name} theo_bench_commit)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_compile_definitions(${name} PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  theo_target_warnings(${name})
+endfunction()
+
+theo_bench_program(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/timing.cpp
@@ -20,13 +31,8 @@ add_executable(theo_bench
   ${CMAKE_CURRENT_LIST_DIR}/scheme_cases.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheme_env.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph_cases.cpp)
-target_link_libraries(theo_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
-add_dependencies(theo_bench theo_bench_commit)
 # device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
-target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src
-                                              ${CMAKE_CURRENT_BINARY_DIR}/generated)
-target_compile_definitions(theo_bench PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-theo_target_warnings(theo_bench)
+target_include_directories(theo_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # theo_bench --model: the traffic model of the mechanisms and a bootstrapping (model_bench.h).
 target_sources(theo_bench PRIVATE
@@ -75,22 +81,12 @@ endif()
 
 # theo_helr_bench: HELR training on the digits, ms per iteration with a phase breakdown, accuracy
 # and precision against the plaintext reference, the traffic model with --profile.
-add_executable(theo_helr_bench ${CMAKE_CURRENT_LIST_DIR}/helr_bench.cpp)
-target_link_libraries(theo_helr_bench PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
-add_dependencies(theo_helr_bench theo_bench_commit)
-target_include_directories(theo_helr_bench PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
-target_compile_definitions(theo_helr_bench PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-theo_target_warnings(theo_helr_bench)
+theo_bench_program(theo_helr_bench ${CMAKE_CURRENT_LIST_DIR}/helr_bench.cpp)
 
 # The CPU reference expansion of compact keys, words per second per ChaCha round count (JSON).
-add_executable(theo_compact_keys_cpu ${CMAKE_CURRENT_LIST_DIR}/compact_keys_cpu.cpp
-                                     ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp)
-target_include_directories(theo_compact_keys_cpu PRIVATE ${PROJECT_SOURCE_DIR}/src
-                                                         ${CMAKE_CURRENT_BINARY_DIR}/generated)
-target_link_libraries(theo_compact_keys_cpu PRIVATE theodosian::theo)
-target_compile_definitions(theo_compact_keys_cpu PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(theo_compact_keys_cpu theo_bench_commit)
-theo_target_warnings(theo_compact_keys_cpu)
+theo_bench_program(theo_compact_keys_cpu ${CMAKE_CURRENT_LIST_DIR}/compact_keys_cpu.cpp
+                   ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp)
+target_include_directories(theo_compact_keys_cpu PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # KeyMult with full keys against compact keys (the uniform halves expanded in the kernel from a
 # seed, math/compact_expand.h), alone and beside a copy / integer kernel: a standalone GPU probe
@@ -114,8 +110,4 @@ endif()
 
 # theo_resnet: encrypted ResNet inference on real images, class agreement, precision, the phase
 # breakdown (bench/resnet_bench.cpp; scripts/gpu/workloads-resnet.sh runs it on the GPU).
-add_executable(theo_resnet ${CMAKE_CURRENT_LIST_DIR}/resnet_bench.cpp)
-target_link_libraries(theo_resnet PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
-add_dependencies(theo_resnet theo_bench_commit)
-target_include_directories(theo_resnet PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
-theo_target_warnings(theo_resnet)
+theo_bench_program(theo_resnet ${CMAKE_CURRENT_LIST_DIR}/resnet_bench.cpp)

@@ -4,20 +4,6 @@
 #include "fuzz_context.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace theo;
-  const ContextPtr& ctx = fuzz::context();
-  SaveOptions hints;
-  std::vector<std::uint8_t> first;
-  try {
-    ObjectInfo info;
-    const Ciphertext loaded = load_ciphertext(ctx, fuzz::bytes(data, size), fuzz::options(), &info);
-    hints.real_slots = info.real_slots;
-    first = to_bytes(*ctx, loaded, hints);
-  } catch (const Error&) {
-    return 0;
-  }
-  fuzz::require_round_trip(first, [&](std::span<const std::uint8_t> b) {
-    return to_bytes(*ctx, load_ciphertext(ctx, b), hints);
-  });
-  return 0;
+  return theo::fuzz::load_then_round_trip_with_hints(
+      data, size, [](const auto&... a) { return theo::load_ciphertext(a...); });
 }

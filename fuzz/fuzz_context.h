@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "theo/theodosian.h"
 
@@ -58,6 +60,51 @@ template <typename Load>
 void require_round_trip(const std::vector<std::uint8_t>& first, Load&& load_again) {
   const std::vector<std::uint8_t> second = load_again(std::span<const std::uint8_t>(first));
   if (second != first) __builtin_trap();
+}
+
+// Saves an object of the fuzzing Context with the default SaveOptions.
+struct SaveInContext {
+  template <typename T>
+  std::vector<std::uint8_t> operator()(const T& object) const {
+    return to_bytes(*context(), object);
+  }
+};
+
+// The "load, then round-trip" harness: `load(bytes, options)` reads the input with
+// `first_options`; an input it refuses with an Error ends the run, and whatever loads must `save`
+// to bytes that load again with the default LoadOptions (checksums on) and save to the same bytes.
+// Returns what LLVMFuzzerTestOneInput returns.
+template <typename Load, typename Save = SaveInContext>
+int load_then_round_trip(const std::uint8_t* data, std::size_t size,
+                         const LoadOptions& first_options, Load&& load, Save&& save = {}) {
+  std::vector<std::uint8_t> first;
+  try {
+    first = save(load(bytes(data, size), first_options));
+  } catch (const Error&) {
+    return 0;
+  }
+  require_round_trip(first,
+                     [&](std::span<const std::uint8_t> b) { return save(load(b, LoadOptions{})); });
+  return 0;
+}
+
+// The same for plaintexts and ciphertexts (`load` is load_plaintext or load_ciphertext): they save
+// with the slot count their first load reported (ObjectInfo::real_slots) as the hint.
+template <typename Load>
+int load_then_round_trip_with_hints(const std::uint8_t* data, std::size_t size, Load&& load) {
+  std::optional<SaveOptions> hints;
+  return load_then_round_trip(
+      data, size, options(),
+      [&](std::span<const std::uint8_t> b, const LoadOptions& o) {
+        ObjectInfo info;
+        auto loaded = load(context(), b, o, &info);
+        if (!hints) {
+          hints.emplace();
+          hints->real_slots = info.real_slots;
+        }
+        return loaded;
+      },
+      [&](const auto& object) { return to_bytes(*context(), object, *hints); });
 }
 
 }  // namespace theo::fuzz

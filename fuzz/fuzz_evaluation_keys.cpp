@@ -17,17 +17,10 @@ std::vector<std::uint8_t> resave(const theo::Context& ctx, const theo::Evaluatio
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace theo;
-  const ContextPtr& ctx = fuzz::context();
   LoadOptions o = fuzz::options();
   if (size % 2 == 1) o.galois_elements = std::vector<u32>{5};
-  std::vector<std::uint8_t> first;
-  try {
-    first = resave(*ctx, load_evaluation_keys(ctx, fuzz::bytes(data, size), o));
-  } catch (const Error&) {
-    return 0;
-  }
-  fuzz::require_round_trip(first, [&](std::span<const std::uint8_t> b) {
-    return resave(*ctx, load_evaluation_keys(ctx, b));
-  });
-  return 0;
+  return fuzz::load_then_round_trip(
+      data, size, o,
+      [](auto b, const auto& lo) { return load_evaluation_keys(fuzz::context(), b, lo); },
+      [](const EvaluationKeys& e) { return resave(*fuzz::context(), e); });
 }

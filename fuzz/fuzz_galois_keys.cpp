@@ -6,19 +6,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace theo;
-  const ContextPtr& ctx = fuzz::context();
   LoadOptions o = fuzz::options();
-  const u32 two_n = 2 * ctx->n();
+  const u32 two_n = 2 * fuzz::context()->n();
   if (size % 3 == 1) o.galois_elements = std::vector<u32>{5};
   if (size % 3 == 2) o.galois_elements = std::vector<u32>{5, two_n - 1};
-  std::vector<std::uint8_t> first;
-  try {
-    first = to_bytes(*ctx, load_galois_keys(ctx, fuzz::bytes(data, size), o));
-  } catch (const Error&) {
-    return 0;
-  }
-  fuzz::require_round_trip(first, [&](std::span<const std::uint8_t> b) {
-    return to_bytes(*ctx, load_galois_keys(ctx, b));
+  return fuzz::load_then_round_trip(data, size, o, [](auto b, const auto& lo) {
+    return load_galois_keys(fuzz::context(), b, lo);
   });
-  return 0;
 }

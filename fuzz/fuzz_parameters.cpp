@@ -5,13 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace theo;
-  std::vector<std::uint8_t> first;
-  try {
-    first = to_bytes(load_parameters(fuzz::bytes(data, size), fuzz::options()));
-  } catch (const Error&) {
-    return 0;
-  }
-  fuzz::require_round_trip(
-      first, [&](std::span<const std::uint8_t> b) { return to_bytes(load_parameters(b)); });
-  return 0;
+  return fuzz::load_then_round_trip(
+      data, size, fuzz::options(), [](auto b, const auto& o) { return load_parameters(b, o); },
+      [](const ParameterSet& p) { return to_bytes(p); });
 }

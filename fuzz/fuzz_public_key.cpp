@@ -5,15 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace theo;
-  const ContextPtr& ctx = fuzz::context();
-  std::vector<std::uint8_t> first;
-  try {
-    first = to_bytes(*ctx, load_public_key(ctx, fuzz::bytes(data, size), fuzz::options()));
-  } catch (const Error&) {
-    return 0;
-  }
-  fuzz::require_round_trip(first, [&](std::span<const std::uint8_t> b) {
-    return to_bytes(*ctx, load_public_key(ctx, b));
+  return fuzz::load_then_round_trip(data, size, fuzz::options(), [](auto b, const auto& o) {
+    return load_public_key(fuzz::context(), b, o);
   });
-  return 0;
 }

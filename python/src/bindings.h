@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,27 +75,18 @@ struct WCiphertext {
   bool real = false;  // the slots are known to hold real values
 };
 
-struct WSecretKey {
+// A key of a Context, shared with the objects that use it (Encryptor, Evaluator, ...). Galois keys
+// are not const: more rotations can be added to them.
+template <typename Key>
+struct WKey {
   SessionPtr s;
-  std::shared_ptr<const theo::SecretKey> k;
+  std::shared_ptr<Key> k;
 };
-struct WPublicKey {
-  SessionPtr s;
-  std::shared_ptr<const theo::PublicKey> k;
-};
-struct WRelinKey {
-  SessionPtr s;
-  std::shared_ptr<const theo::RelinKey> k;
-};
-struct WGaloisKeys {
-  SessionPtr s;
-  std::shared_ptr<theo::GaloisKeys> k;
-};
-
-struct WBootstrappingKeys {
-  SessionPtr s;
-  std::shared_ptr<const theo::BootstrappingKeys> k;
-};
+using WSecretKey = WKey<const theo::SecretKey>;
+using WPublicKey = WKey<const theo::PublicKey>;
+using WRelinKey = WKey<const theo::RelinKey>;
+using WGaloisKeys = WKey<theo::GaloisKeys>;
+using WBootstrappingKeys = WKey<const theo::BootstrappingKeys>;
 
 struct WEncoder {
   SessionPtr s;
@@ -251,27 +243,32 @@ void def_encode(nb::class_<W>& cls, const char* doc) {
       doc);
 }
 
-// Evaluation keys: the explicit argument, else the Evaluator's, else the Context's.
+// Evaluation keys: the explicit argument, else the Evaluator's, else the Context's; else
+// MissingKeyError naming the op and `missing`.
+template <typename Key, typename Given>
+std::shared_ptr<const Key> pick_key(const Given* given, std::shared_ptr<const Key> of_evaluator,
+                                    std::shared_ptr<const Key> of_context, const char* op,
+                                    const char* missing) {
+  if (given) return given->k;
+  if (of_evaluator) return of_evaluator;
+  if (of_context) return of_context;
+  throw theo::MissingKeyError(std::string(op) + missing);
+}
+
 inline std::shared_ptr<const theo::RelinKey> pick_relin(const SessionPtr& s, const WEvaluator* ev,
                                                         const WRelinKey* given, const char* op) {
-  if (given) return given->k;
-  if (ev && ev->relin_key) return ev->relin_key;
-  if (s->relin_key) return s->relin_key;
-  throw theo::MissingKeyError(std::string(op) +
-                              ": no relinearization key (pass relin_key=..., create the Evaluator "
-                              "with relin_key=..., or set context.relin_key)");
+  return pick_key<theo::RelinKey>(given, ev ? ev->relin_key : nullptr, s->relin_key, op,
+                                  ": no relinearization key (pass relin_key=..., create the "
+                                  "Evaluator with relin_key=..., or set context.relin_key)");
 }
 
 inline std::shared_ptr<const theo::GaloisKeys> pick_galois(const SessionPtr& s,
                                                            const WEvaluator* ev,
                                                            const WGaloisKeys* given,
                                                            const char* op) {
-  if (given) return given->k;
-  if (ev && ev->galois_keys) return ev->galois_keys;
-  if (s->galois_keys) return s->galois_keys;
-  throw theo::MissingKeyError(std::string(op) +
-                              ": no Galois keys (pass galois_keys=..., create the Evaluator with "
-                              "galois_keys=..., or set context.galois_keys)");
+  return pick_key<theo::GaloisKeys>(given, ev ? ev->galois_keys : nullptr, s->galois_keys, op,
+                                    ": no Galois keys (pass galois_keys=..., create the Evaluator "
+                                    "with galois_keys=..., or set context.galois_keys)");
 }
 
 inline std::string fmt_scale(long double scale) {
@@ -358,6 +355,28 @@ inline nb::object not_implemented() {
 
 enum class Op { kAdd, kSub, kRSub, kMul };
 
+// a op pt with a plaintext operand (a Plaintext, or an array encoded at a's level); * rescales.
+inline theo::Ciphertext ct_plain_op(const theo::Evaluator& ev, const theo::Ciphertext& a,
+                                    const theo::Plaintext& pt, Op op) {
+  switch (op) {
+    case Op::kAdd:
+      return ev.add_plain(a, pt);
+    case Op::kSub:
+      return ev.sub_plain(a, pt);
+    case Op::kRSub: {
+      theo::Ciphertext t = ev.negate(a);
+      ev.add_plain_inplace(t, pt);
+      return t;
+    }
+    case Op::kMul:
+    default: {
+      theo::Ciphertext t = ev.multiply_plain(a, pt);
+      ev.rescale_inplace(t);
+      return t;
+    }
+  }
+}
+
 inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
   const SessionPtr& s = a.s;
   const theo::Evaluator& ev = s->evaluator;
@@ -380,25 +399,7 @@ inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
   }
   if (nb::isinstance<WPlaintext>(other)) {
     auto& b = nb::cast<WPlaintext&>(other);
-    const bool real = a.real && b.real;
-    switch (op) {
-      case Op::kAdd:
-        return nb::cast(run_ct(s, real, [&] { return ev.add_plain(a.ct, b.pt); }));
-      case Op::kSub:
-        return nb::cast(run_ct(s, real, [&] { return ev.sub_plain(a.ct, b.pt); }));
-      case Op::kRSub:
-        return nb::cast(run_ct(s, real, [&] {
-          theo::Ciphertext t = ev.negate(a.ct);
-          ev.add_plain_inplace(t, b.pt);
-          return t;
-        }));
-      case Op::kMul:
-        return nb::cast(run_ct(s, real, [&] {
-          theo::Ciphertext t = ev.multiply_plain(a.ct, b.pt);
-          ev.rescale_inplace(t);
-          return t;
-        }));
-    }
+    return nb::cast(run_ct(s, a.real && b.real, [&] { return ct_plain_op(ev, a.ct, b.pt, op); }));
   }
   if (is_scalar(other)) {
     if (op == Op::kMul && is_integer(other)) {
@@ -442,23 +443,7 @@ inline nb::object ct_binary(WCiphertext& a, nb::handle other, Op op) {
     if (op != Op::kMul) scale = a.ct.scale();
     theo::Plaintext pt = v.is_complex ? s->encoder.encode(v.cx, level, scale)
                                       : s->encoder.encode(v.re, level, scale);
-    switch (op) {
-      case Op::kAdd:
-        return ev.add_plain(a.ct, pt);
-      case Op::kSub:
-        return ev.sub_plain(a.ct, pt);
-      case Op::kRSub: {
-        theo::Ciphertext t = ev.negate(a.ct);
-        ev.add_plain_inplace(t, pt);
-        return t;
-      }
-      case Op::kMul:
-      default: {
-        theo::Ciphertext t = ev.multiply_plain(a.ct, pt);
-        ev.rescale_inplace(t);
-        return t;
-      }
-    }
+    return ct_plain_op(ev, a.ct, pt, op);
   }));
 }
 
@@ -547,38 +532,46 @@ inline theo::ParameterSet params_from(nb::handle obj) {
   throw nb::type_error("params must be a Parameters, a preset name or a path to a JSON file");
 }
 
+template <typename E>
+bool is_a(const theo::Error* e) {
+  return dynamic_cast<const E*>(e) != nullptr;
+}
+
+// The library's exceptions and their classes in theodosian._errors, a derived class before its
+// base (an exception becomes the first class it is).
+struct ErrorClass {
+  const char* name;
+  bool (*is)(const theo::Error*);
+};
+inline constexpr ErrorClass kErrorClasses[] = {{"SecurityError", is_a<theo::SecurityError>},
+                                               {"ParameterError", is_a<theo::ParameterError>},
+                                               {"LevelError", is_a<theo::LevelError>},
+                                               {"ScaleError", is_a<theo::ScaleError>},
+                                               {"MissingKeyError", is_a<theo::MissingKeyError>},
+                                               {"ContextError", is_a<theo::ContextError>},
+                                               {"OutOfMemoryError", is_a<theo::OutOfMemoryError>},
+                                               {"BackendError", is_a<theo::BackendError>},
+                                               {"Error", is_a<theo::Error>}};
+inline constexpr std::size_t kNumErrorClasses = std::size(kErrorClasses);
+
 inline void register_exceptions(nb::module_& m) {
   nb::module_ errors = nb::module_::import_("theodosian._errors");
-  const char* names[] = {"Error",        "ParameterError",   "SecurityError",
-                         "LevelError",   "ScaleError",       "MissingKeyError",
-                         "ContextError", "OutOfMemoryError", "BackendError"};
-  for (const char* name : names)
-    m.attr(name) = errors.attr(name);
   // Never released: the translator may run until interpreter shutdown.
-  static PyObject* cls[9];
-  for (int i = 0; i < 9; ++i)
-    cls[i] = errors.attr(names[i]).inc_ref().ptr();
+  static PyObject* cls[kNumErrorClasses];
+  for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
+    m.attr(kErrorClasses[i].name) = errors.attr(kErrorClasses[i].name);
+    cls[i] = errors.attr(kErrorClasses[i].name).inc_ref().ptr();
+  }
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const theo::SecurityError& e) {
-      PyErr_SetString(cls[2], e.what());
-    } catch (const theo::ParameterError& e) {
-      PyErr_SetString(cls[1], e.what());
-    } catch (const theo::LevelError& e) {
-      PyErr_SetString(cls[3], e.what());
-    } catch (const theo::ScaleError& e) {
-      PyErr_SetString(cls[4], e.what());
-    } catch (const theo::MissingKeyError& e) {
-      PyErr_SetString(cls[5], e.what());
-    } catch (const theo::ContextError& e) {
-      PyErr_SetString(cls[6], e.what());
-    } catch (const theo::OutOfMemoryError& e) {
-      PyErr_SetString(cls[7], e.what());
-    } catch (const theo::BackendError& e) {
-      PyErr_SetString(cls[8], e.what());
     } catch (const theo::Error& e) {
-      PyErr_SetString(cls[0], e.what());
+      for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
+        if (kErrorClasses[i].is(&e)) {
+          PyErr_SetString(cls[i], e.what());
+          return;
+        }
+      }
     }
   });
 }

@@ -310,91 +310,41 @@ struct WEvaluationKeys {
 template <typename W>
 struct Traits;
 
+// The keys held as {session, shared_ptr<Key> k}; Load is the library's reader (load_secret_key and
+// the like) as a callable type.
+template <typename W, typename Load>
+struct KeyTraits {
+  template <typename In>
+  static W load(const SessionPtr& s, In& in, const LoadOptions& o) {
+    using Key = std::remove_const_t<typename decltype(W::k)::element_type>;
+    return {s, std::make_shared<Key>(Load{}(s->ctx, in, o))};
+  }
+};
+
 template <>
-struct Traits<WSecretKey> {
+struct Traits<WSecretKey>
+    : KeyTraits<WSecretKey, decltype([](auto&&... a) { return theo::load_secret_key(a...); })> {
   static constexpr const char* name = "SecretKey";
-  static theo::u64 size(const WSecretKey& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, *w.k, o);
-  }
-  static void save(const WSecretKey& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, *w.k, out, o);
-  }
-  static void write(const WSecretKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, *w.k, out, o);
-  }
-  template <typename In>
-  static WSecretKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    return {s, std::make_shared<theo::SecretKey>(theo::load_secret_key(s->ctx, in, o))};
-  }
 };
-
 template <>
-struct Traits<WPublicKey> {
+struct Traits<WPublicKey>
+    : KeyTraits<WPublicKey, decltype([](auto&&... a) { return theo::load_public_key(a...); })> {
   static constexpr const char* name = "PublicKey";
-  static theo::u64 size(const WPublicKey& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, *w.k, o);
-  }
-  static void save(const WPublicKey& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, *w.k, out, o);
-  }
-  static void write(const WPublicKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, *w.k, out, o);
-  }
-  template <typename In>
-  static WPublicKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    return {s, std::make_shared<theo::PublicKey>(theo::load_public_key(s->ctx, in, o))};
-  }
 };
-
 template <>
-struct Traits<WRelinKey> {
+struct Traits<WRelinKey>
+    : KeyTraits<WRelinKey, decltype([](auto&&... a) { return theo::load_relin_key(a...); })> {
   static constexpr const char* name = "RelinKey";
-  static theo::u64 size(const WRelinKey& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, *w.k, o);
-  }
-  static void save(const WRelinKey& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, *w.k, out, o);
-  }
-  static void write(const WRelinKey& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, *w.k, out, o);
-  }
-  template <typename In>
-  static WRelinKey load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    return {s, std::make_shared<theo::RelinKey>(theo::load_relin_key(s->ctx, in, o))};
-  }
 };
-
 template <>
-struct Traits<WGaloisKeys> {
+struct Traits<WGaloisKeys>
+    : KeyTraits<WGaloisKeys, decltype([](auto&&... a) { return theo::load_galois_keys(a...); })> {
   static constexpr const char* name = "GaloisKeys";
-  static theo::u64 size(const WGaloisKeys& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, *w.k, o);
-  }
-  static void save(const WGaloisKeys& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, *w.k, out, o);
-  }
-  static void write(const WGaloisKeys& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, *w.k, out, o);
-  }
-  template <typename In>
-  static WGaloisKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    return {s, std::make_shared<theo::GaloisKeys>(theo::load_galois_keys(s->ctx, in, o))};
-  }
 };
 
 template <>
 struct Traits<WBootstrappingKeys> {
   static constexpr const char* name = "BootstrappingKeys";
-  static theo::u64 size(const WBootstrappingKeys& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, theo::view_of(*w.k), o);
-  }
-  static void save(const WBootstrappingKeys& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, *w.k, out, o);
-  }
-  static void write(const WBootstrappingKeys& w, std::span<std::uint8_t> out,
-                    const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, theo::view_of(*w.k), out, o);
-  }
   template <typename In>
   static WBootstrappingKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
     return {s, std::make_shared<const theo::BootstrappingKeys>(
@@ -416,15 +366,6 @@ theo::EvaluationKeysView view_of(const WEvaluationKeys& w) {
 template <>
 struct Traits<WEvaluationKeys> {
   static constexpr const char* name = "EvaluationKeys";
-  static theo::u64 size(const WEvaluationKeys& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, view_of(w), o);
-  }
-  static void save(const WEvaluationKeys& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, view_of(w), out, o);
-  }
-  static void write(const WEvaluationKeys& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, view_of(w), out, o);
-  }
   template <typename In>
   static WEvaluationKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
     theo::EvaluationKeys ek = theo::load_evaluation_keys(s->ctx, in, o);
@@ -449,45 +390,55 @@ struct Traits<WEvaluationKeys> {
   }
 };
 
-template <>
-struct Traits<WPlaintext> {
-  static constexpr const char* name = "Plaintext";
-  static theo::u64 size(const WPlaintext& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, w.pt, o);
-  }
-  static void save(const WPlaintext& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, w.pt, out, o);
-  }
-  static void write(const WPlaintext& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, w.pt, out, o);
-  }
+// Plaintexts and ciphertexts remember the slot-count hint their data carries (ObjectInfo).
+template <typename W, typename Load>
+struct ValueTraits {
   template <typename In>
-  static WPlaintext load(const SessionPtr& s, In& in, const LoadOptions& o) {
+  static W load(const SessionPtr& s, In& in, const LoadOptions& o) {
     theo::ObjectInfo info;
-    theo::Plaintext pt = theo::load_plaintext(s->ctx, in, o, &info);
-    return {s, std::move(pt), info.real_slots};
+    auto value = Load{}(s->ctx, in, o, &info);
+    return {s, std::move(value), info.real_slots};
   }
 };
 
 template <>
-struct Traits<WCiphertext> {
-  static constexpr const char* name = "Ciphertext";
-  static theo::u64 size(const WCiphertext& w, const SaveOptions& o) {
-    return theo::serialized_size(*w.s->ctx, w.ct, o);
-  }
-  static void save(const WCiphertext& w, std::ostream& out, const SaveOptions& o) {
-    theo::save(*w.s->ctx, w.ct, out, o);
-  }
-  static void write(const WCiphertext& w, std::span<std::uint8_t> out, const SaveOptions& o) {
-    theo::to_bytes(*w.s->ctx, w.ct, out, o);
-  }
-  template <typename In>
-  static WCiphertext load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    theo::ObjectInfo info;
-    theo::Ciphertext ct = theo::load_ciphertext(s->ctx, in, o, &info);
-    return {s, std::move(ct), info.real_slots};
-  }
+struct Traits<WPlaintext>
+    : ValueTraits<WPlaintext, decltype([](auto&&... a) { return theo::load_plaintext(a...); })> {
+  static constexpr const char* name = "Plaintext";
 };
+template <>
+struct Traits<WCiphertext>
+    : ValueTraits<WCiphertext, decltype([](auto&&... a) { return theo::load_ciphertext(a...); })> {
+  static constexpr const char* name = "Ciphertext";
+};
+
+// What each type is written as: the argument of the library's writers (serialized_size, save,
+// to_bytes).
+template <typename W>
+const auto& written(const W& w) {
+  return *w.k;
+}
+const theo::Plaintext& written(const WPlaintext& w) {
+  return w.pt;
+}
+const theo::Ciphertext& written(const WCiphertext& w) {
+  return w.ct;
+}
+theo::EvaluationKeysView written(const WBootstrappingKeys& w) {
+  return theo::view_of(*w.k);
+}
+theo::EvaluationKeysView written(const WEvaluationKeys& w) {
+  return view_of(w);
+}
+
+template <typename W>
+void save_stream(const W& w, std::ostream& out, const SaveOptions& o) {
+  theo::save(*w.s->ctx, written(w), out, o);
+}
+// Bootstrapping keys go to a stream through their own save(), which refuses a subset of keys.
+void save_stream(const WBootstrappingKeys& w, std::ostream& out, const SaveOptions& o) {
+  theo::save(*w.s->ctx, *w.k, out, o);
+}
 
 template <typename W>
 bool real_hint(const W&) {
@@ -509,13 +460,14 @@ nb::bytes to_bytes(const W& w, SaveOptions o, std::optional<bool> progress) {
   o.real_slots = real_hint(w);
   PyProgress bar(progress, std::string(Traits<W>::name) + ".to_bytes");
   o.on_progress = bar.callback();
-  const theo::u64 size = Traits<W>::size(w, o);
+  const theo::u64 size = theo::serialized_size(*w.s->ctx, written(w), o);
   nb::object out = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
   if (!out.is_valid()) throw nb::python_error();
   {
     // Written in place (the words are downloaded into the bytes object), without the GIL.
     nb::gil_scoped_release release;
-    Traits<W>::write(w, {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size}, o);
+    theo::to_bytes(*w.s->ctx, written(w),
+                   {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size}, o);
   }
   return nb::borrow<nb::bytes>(out);
 }
@@ -550,7 +502,7 @@ void save_to(const W& w, nb::handle target, SaveOptions o, std::optional<bool> p
           throw theo::ParameterError(std::string(Traits<W>::name) + ".save: cannot open " +
                                      tmp.string() + " for writing");
         }
-        Traits<W>::save(w, out, o);
+        save_stream(w, out, o);
         out.close();
         if (!out) {
           throw theo::Error(std::string(Traits<W>::name) + ".save: closing " + tmp.string() +
@@ -575,7 +527,7 @@ void save_to(const W& w, nb::handle target, SaveOptions o, std::optional<bool> p
     nb::gil_scoped_release release;
     std::ostream out(&buf);
     try {
-      Traits<W>::save(w, out, o);
+      save_stream(w, out, o);
     } catch (...) {
       buf.rethrow();
       throw;

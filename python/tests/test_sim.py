@@ -57,6 +57,14 @@ def _doc():
     return json.loads(json.dumps(HMULT.to_json()))
 
 
+def _refusal(from_json, doc, mutate, source):
+    """The SimInputError of from_json on doc after mutate(doc)."""
+    mutate(doc)
+    with pytest.raises(sim.SimInputError) as e:
+        from_json(doc, source)
+    return e.value
+
+
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d.pop("format"), "format"),
     (lambda d: d.update(version=2), "version"),
@@ -70,12 +78,9 @@ def _doc():
     (lambda d: d.update(ops={}), "ops"),
 ])
 def test_malformed_trace_names_the_field(mutate, field):
-    d = _doc()
-    mutate(d)
-    with pytest.raises(sim.SimInputError) as e:
-        sim.trace.from_json(d, "t.json")
-    assert e.value.field == field
-    assert f"'{field}'" in str(e.value)
+    e = _refusal(sim.trace.from_json, _doc(), mutate, "t.json")
+    assert e.field == field
+    assert f"'{field}'" in str(e)
 
 
 def _machine_doc():
@@ -93,11 +98,7 @@ def _machine_doc():
     (lambda d: d.pop("gpu"), "gpu"),
 ])
 def test_malformed_machine_names_the_field(mutate, field):
-    d = _machine_doc()
-    mutate(d)
-    with pytest.raises(sim.SimInputError) as e:
-        sim.machine.from_json(d, "m.json")
-    assert e.value.field == field
+    assert _refusal(sim.machine.from_json, _machine_doc(), mutate, "m.json").field == field
 
 
 def test_gpu_only_machine_needs_its_bandwidth():

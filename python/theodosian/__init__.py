@@ -179,15 +179,7 @@ __all__ = [
     # serialization (every object also has to_bytes / from_bytes / save / load / pickle)
     "serialized_info",
     # errors
-    "Error",
-    "ParameterError",
-    "SecurityError",
-    "LevelError",
-    "ScaleError",
-    "MissingKeyError",
-    "ContextError",
-    "OutOfMemoryError",
-    "BackendError",
+    *_errors.__all__,
 ]
 
 # Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the

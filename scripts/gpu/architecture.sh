@@ -20,6 +20,8 @@
 # Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10), TESTS=0 to
 # skip the suite, KNOBS=0 to skip the knobs.
 set -uo pipefail
+# shellcheck source=scripts/gpu/ab-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/ab-common.bash"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 new="${1:-$root/.carry/new}"
 old="${2:-$root/.carry/base}"
@@ -56,22 +58,7 @@ if [[ "${TESTS:-1}" != 0 ]]; then
 fi
 
 # 2. A/B, old and new alternating per round so that clock and thermal drift hit both alike.
-ab() {  # ab <label> <dir> <round>
-  local label="$1" dir="$2" r="$3"
-  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
-    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
-    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
-  if [[ -x "$dir/theo_bench" ]]; then
-    "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
-      --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 ||
-      status=1
-  fi
-}
-for r in $(seq 1 "$rounds"); do
-  [[ -n "$old" ]] && ab old "$old" "$r"
-  ab new "$new" "$r"
-done
+ab_rounds
 
 # 3. The knobs: the same precision with each, a changed launch only.
 if [[ "${KNOBS:-1}" != 0 ]]; then
@@ -87,41 +74,6 @@ if [[ "${KNOBS:-1}" != 0 ]]; then
 fi
 
 # 4. Summary: median bootstrap (each run's first bootstrap dropped) and op medians, new / old.
-python3 - "$out" ${old:+old} new <<'PY' | tee "$out/summary.txt"
-import glob, json, re, statistics, sys
-out, labels = sys.argv[1], sys.argv[2:]
-res = {}
-for label in labels:
-    for kind in ("graph", "eager"):
-        ms = []
-        for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
-            runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
-            ms += runs[1:]
-        if ms:
-            res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
-    ops = {}
-    for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
-        try:
-            data = json.load(open(f))
-        except ValueError:
-            continue
-        for rec in data.get("results", []) if isinstance(data, dict) else data:
-            ops.setdefault(f'{rec["op"]} L={rec.get("limbs")}', []).append(rec["median_us"])
-    for k, v in ops.items():
-        res.setdefault(label, {})[k + " us"] = statistics.median(v)
-verdict = {}
-for k in res.get("new", {}):
-    n = res["new"][k]
-    o = res.get("old", {}).get(k)
-    line = f"{k:28s} new {n:9.2f}"
-    if o:
-        line += f"  old {o:9.2f}  new/old {n / o:.3f}"
-        if k.startswith("boot_"):
-            verdict[k] = {"new_over_old": n / o, "within_2_percent": n / o <= 1.02}
-            line += "  within 2%" if n / o <= 1.02 else "  SLOWER than 2%"
-    print(line)
-res["verdict"] = verdict
-json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
-PY
+ab_summary --verdict
 grep -E "tests passed|tests failed" "$out/ctest.log" 2>/dev/null | tee -a "$out/summary.txt"
 exit $status

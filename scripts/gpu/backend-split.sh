@@ -11,6 +11,8 @@
 # Without OLD_DIR only NEW is measured. Runs in about 12 minutes on an H100 (tests ~7, A/B ~5).
 # Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10).
 set -uo pipefail
+# shellcheck source=scripts/gpu/ab-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/ab-common.bash"
 new="$(cd "${1:?usage: scripts/gpu/backend-split.sh NEW_DIR [OLD_DIR]}" && pwd)"
 old="${2:-}"
 [[ -n "$old" ]] && old="$(cd "$old" && pwd)"
@@ -35,43 +37,9 @@ for t in "$new"/test_*; do
 done
 
 # 2. A/B: Boot (graph and eager) and the key-switching ops, old and new alternating per round.
-ab() {  # ab <label> <dir> <round>
-  local label="$1" dir="$2" r="$3"
-  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
-    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
-    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
-    --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 || status=1
-}
-for r in $(seq 1 "$rounds"); do
-  [[ -n "$old" ]] && ab old "$old" "$r"
-  ab new "$new" "$r"
-done
+ab_rounds
 
 # 3. Summary: median bootstrap (runs after the first) and op medians per binary, new / old.
-python3 - "$out" "$rounds" ${old:+old} new <<'PY' | tee "$out/summary.txt"
-import glob, json, re, statistics, sys
-out, rounds, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-res = {}
-for label in labels:
-    for kind in ("graph", "eager"):
-        ms = []
-        for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
-            runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
-            ms += runs[1:]
-        if ms:
-            res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
-    ops = {}
-    for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
-        for rec in json.load(open(f)).get("results", []):
-            ops.setdefault(f'{rec["op"]} L={rec["limbs"]}', []).append(rec["median_us"])
-    for k, v in ops.items():
-        res.setdefault(label, {})[k + " us"] = statistics.median(v)
-json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
-for k in res.get("new", {}):
-    n = res["new"][k]
-    o = res.get("old", {}).get(k)
-    print(f"{k:28s} new {n:9.2f}" + (f"  old {o:9.2f}  new/old {n / o:.3f}" if o else ""))
-PY
+# shellcheck disable=SC2119  # no --verdict here
+ab_summary
 exit $status

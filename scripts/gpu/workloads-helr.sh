@@ -13,15 +13,10 @@
 # Writes $OUT/workloads-helr/{helr.json,*.log}. Expected run time: 3-6 minutes (key generation
 # and batch encryption on the host dominate; the timed training is ~1 s per preset).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bin="${1:-$root/build-cuda/bench}"
-out="${OUT:-$root/out}/workloads-helr"
-mkdir -p "$out"
-exe="$bin/theo_helr_bench"
-[[ -x "$exe" ]] || { echo "workloads-helr: no $exe (build theo_helr_bench first)"; exit 2; }
+# shellcheck source=scripts/gpu/workloads-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/workloads-common.bash"
+workloads_setup workloads-helr theo_helr_bench "${1:-}"
 data="$root/python/theodosian/data/digits14.bin"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$out/gpu.txt" 2>&1 || true
-rc=0
 run() {  # name, then arguments
   local name="$1"; shift
   echo "== $name: $*"

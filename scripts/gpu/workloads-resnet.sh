@@ -29,17 +29,12 @@
 # host and the GPU, 1-2 min; keys < 1 min; 100 images at 0.1-0.5 s each; the profiled image
 # synchronizes every op, ~10 s).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bin="${1:-$root/build-cuda/bench}"
-out="${OUT:-$root/out}/workloads-resnet"
-mkdir -p "$out"
-exe="$bin/theo_resnet"
-[[ -x "$exe" ]] || { echo "workloads-resnet: no $exe (build theo_resnet first)"; exit 2; }
+# shellcheck source=scripts/gpu/workloads-common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/workloads-common.bash"
+workloads_setup workloads-resnet theo_resnet "${1:-}"
 model="$root/examples/models/resnet20_digits.theocnn"
 images="$root/examples/models/digits_test8x8.json"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$out/gpu.txt" 2>&1 || true
 cat "$out/gpu.txt"
-rc=0
 run() {  # name, then arguments
   local name="$1"; shift
   echo "== $name: $*"

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 
+from .._cli import run_subcommand
 from .config import SERVER_NAME, ServerConfig
 from .errors import ServeError
 
@@ -233,11 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if getattr(a, "address", None) == "local":
         a.address = None
-    try:
-        return a.fn(a)
-    except ServeError as exc:
-        print(f"theodosian.serve: {exc}", file=sys.stderr)
-        return 2
+    return run_subcommand(a, ServeError, "theodosian.serve")
 
 
 if __name__ == "__main__":

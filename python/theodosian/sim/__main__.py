@@ -22,6 +22,7 @@ import json
 import os
 import sys
 
+from .._cli import run_subcommand
 from . import affinity as aff
 from . import calibrate, measured, study, synth
 from .errors import SimInputError
@@ -356,12 +357,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True)
     p.set_defaults(fn=cmd_synth)
 
-    args = ap.parse_args(argv)
-    try:
-        return args.fn(args)
-    except SimInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return run_subcommand(ap.parse_args(argv), SimInputError, "error")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SimInputError(ValueError):
     """A trace, machine or model file (or a value built in code) that the simulator cannot use.
@@ -17,15 +19,20 @@ class SimInputError(ValueError):
         super().__init__(f"{source}: field '{field}': {problem}")
 
 
+def _absent(source: str, where: str, default: Any, required: str) -> Any:
+    """What a missing field stands for: ``default``, or (None) an error naming what is required."""
+    if default is not None:
+        return default
+    raise SimInputError(source, where, f"missing ({required} is required)")
+
+
 def require_number(source: str, obj: dict, key: str, path: str, *, minimum: float | None = None,
                    positive: bool = False, integer: bool = False, default: float | None = None,
                    maximum: float | None = None) -> float:
     """obj[key] as a number, checked; ``default`` when absent (None: required)."""
     where = f"{path}.{key}" if path else key
     if key not in obj:
-        if default is not None:
-            return default
-        raise SimInputError(source, where, "missing (a number is required)")
+        return _absent(source, where, default, "a number")
     v = obj[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SimInputError(source, where, f"must be a number, got {type(v).__name__} {v!r}")
@@ -45,9 +52,7 @@ def require_number(source: str, obj: dict, key: str, path: str, *, minimum: floa
 def require_str(source: str, obj: dict, key: str, path: str, *, default: str | None = None) -> str:
     where = f"{path}.{key}" if path else key
     if key not in obj:
-        if default is not None:
-            return default
-        raise SimInputError(source, where, "missing (a string is required)")
+        return _absent(source, where, default, "a string")
     v = obj[key]
     if not isinstance(v, str):
         raise SimInputError(source, where, f"must be a string, got {type(v).__name__} {v!r}")

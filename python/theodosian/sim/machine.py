@@ -14,11 +14,11 @@ found by name (``paper-gpu-hmc``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .documents import bundled_names, find_document, package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 
 FORMAT = "theo-machine"
@@ -195,14 +195,7 @@ def _hmc(source: str, d: dict) -> HMC:
 
 def from_json(doc: Any, source: str = "<machine>") -> Machine:
     """Validates a parsed machine document; SimInputError names the first wrong field."""
-    if not isinstance(doc, dict):
-        raise SimInputError(source, "(document)", f"must be a JSON object, got {type(doc).__name__}")
-    fmt = require_str(source, doc, "format", "")
-    if fmt != FORMAT:
-        raise SimInputError(source, "format", f"must be '{FORMAT}', got {fmt!r}")
-    ver = require_number(source, doc, "version", "", integer=True)
-    if ver != VERSION:
-        raise SimInputError(source, "version", f"this simulator reads version {VERSION}, got {ver}")
+    require_header(doc, source, FORMAT, VERSION)
     hmc_d = require_object(source, doc, "hmc", "", optional=True)
     gpu = _gpu(source, require_object(source, doc, "gpu", ""), hmc_d is not None)
     known = {"format", "version", "name", "description", "source", "gpu", "hmc", "notes"}
@@ -217,31 +210,17 @@ def from_json(doc: Any, source: str = "<machine>") -> Machine:
 
 def load_machine(path: str | os.PathLike) -> Machine:
     source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as f:
-            doc = json.load(f)
-    except json.JSONDecodeError as e:
-        raise SimInputError(source, "(document)", f"not valid JSON: {e}") from None
-    except OSError as e:
-        raise SimInputError(source, "(file)", f"cannot read: {e.strerror}") from None
-    return from_json(doc, source)
+    return from_json(read_json(source), source)
 
 
 def machines_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "machines")
+    return package_file("machines")
 
 
 def bundled_machines() -> list[str]:
-    return sorted(f[:-5] for f in os.listdir(machines_dir()) if f.endswith(".json"))
+    return bundled_names(machines_dir())
 
 
 def find_machine(name_or_path: str | os.PathLike) -> Machine:
     """A machine file path, or the name of a bundled machine."""
-    p = os.fspath(name_or_path)
-    if os.path.exists(p):
-        return load_machine(p)
-    cand = os.path.join(machines_dir(), p if p.endswith(".json") else p + ".json")
-    if os.path.exists(cand):
-        return load_machine(cand)
-    raise SimInputError(p, "(file)", "no such file, and no bundled machine of that name "
-                        f"(bundled: {', '.join(bundled_machines())})")
+    return find_document(name_or_path, machines_dir(), "machine", load_machine)

@@ -6,10 +6,10 @@ c1. ``python -m theodosian.sim fit`` refits them from bench/results (docs/sim.md
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .documents import package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 from .kernels import FAMILIES
 
@@ -64,13 +64,7 @@ class Model:
 
 
 def from_json(doc: Any, source: str = "<model>") -> Model:
-    if not isinstance(doc, dict):
-        raise SimInputError(source, "(document)", "must be a JSON object")
-    fmt = require_str(source, doc, "format", "")
-    if fmt != FORMAT:
-        raise SimInputError(source, "format", f"must be '{FORMAT}', got {fmt!r}")
-    if require_number(source, doc, "version", "", integer=True) != VERSION:
-        raise SimInputError(source, "version", f"this simulator reads version {VERSION}")
+    require_header(doc, source, FORMAT, VERSION)
     fams = require_object(source, doc, "families", "")
     out: dict[str, dict[str, float]] = {}
     for name in FAMILIES:
@@ -111,17 +105,10 @@ def _variants(source: str, v: Any) -> dict:
 
 
 def default_model_path() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.json")
+    return package_file("model.json")
 
 
 def load_model(path: str | None = None, variant: str | None = None) -> Model:
     """model.json (or ``path``), with kernel variant ``variant`` applied."""
     source = path or default_model_path()
-    try:
-        with open(source, encoding="utf-8") as f:
-            doc = json.load(f)
-    except json.JSONDecodeError as e:
-        raise SimInputError(source, "(document)", f"not valid JSON: {e}") from None
-    except OSError as e:
-        raise SimInputError(source, "(file)", f"cannot read: {e.strerror}") from None
-    return from_json(doc, source).with_variant(variant)
+    return from_json(read_json(source), source).with_variant(variant)

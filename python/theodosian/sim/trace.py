@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from .documents import find_document, package_file, read_json, require_header
 from .errors import SimInputError, require_number, require_object, require_str
 
 FORMAT = "theo-trace"
@@ -154,14 +155,7 @@ def concat(name: str, parts: Iterable[tuple[Trace, int, str]], meta: dict | None
 
 def from_json(doc: Any, source: str = "<trace>") -> Trace:
     """Validates a parsed trace document; SimInputError names the first wrong field."""
-    if not isinstance(doc, dict):
-        raise SimInputError(source, "(document)", f"must be a JSON object, got {type(doc).__name__}")
-    fmt = require_str(source, doc, "format", "")
-    if fmt != FORMAT:
-        raise SimInputError(source, "format", f"must be '{FORMAT}', got {fmt!r}")
-    ver = require_number(source, doc, "version", "", integer=True)
-    if ver != VERSION:
-        raise SimInputError(source, "version", f"this simulator reads version {VERSION}, got {ver}")
+    require_header(doc, source, FORMAT, VERSION)
     meta = require_object(source, doc, "meta", "")
     n = require_number(source, meta, "n", "meta", integer=True, positive=True)
     if n & (n - 1):
@@ -201,28 +195,13 @@ def from_json(doc: Any, source: str = "<trace>") -> Trace:
 def load_trace(path: str | os.PathLike) -> Trace:
     """Reads and validates a trace file."""
     source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as f:
-            doc = json.load(f)
-    except json.JSONDecodeError as e:
-        raise SimInputError(source, "(document)", f"not valid JSON: {e}") from None
-    except OSError as e:
-        raise SimInputError(source, "(file)", f"cannot read: {e.strerror}") from None
-    return from_json(doc, source)
+    return from_json(read_json(source), source)
 
 
 def bundled_traces_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "traces")
+    return package_file("traces")
 
 
 def find_trace(name_or_path: str | os.PathLike) -> Trace:
     """A trace file path, or the name of a bundled trace (``bootparam_40-boot``)."""
-    p = os.fspath(name_or_path)
-    if os.path.exists(p):
-        return load_trace(p)
-    cand = os.path.join(bundled_traces_dir(), p if p.endswith(".json") else p + ".json")
-    if os.path.exists(cand):
-        return load_trace(cand)
-    names = sorted(f[:-5] for f in os.listdir(bundled_traces_dir()) if f.endswith(".json"))
-    raise SimInputError(p, "(file)", f"no such file, and no bundled trace of that name "
-                        f"(bundled: {', '.join(names)})")
+    return find_document(name_or_path, bundled_traces_dir(), "trace", load_trace)

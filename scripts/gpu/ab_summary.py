@@ -1,0 +1,57 @@
+"""A/B summary of the GPU scripts (architecture.sh, backend-split.sh): median bootstrap time (each
+run's first bootstrap dropped) and op medians per binary, new / old.
+
+    python3 scripts/gpu/ab_summary.py OUT [--verdict] LABEL...
+
+Reads OUT/boot-{graph,eager}-LABEL-*.log (theo_boot_demo) and OUT/ops-LABEL-*.json (theo_bench),
+prints one line per measurement and writes OUT/summary.json. --verdict: also judge each bootstrap
+time new/old against 2% (the "verdict" entry of summary.json).
+"""
+import glob
+import json
+import re
+import statistics
+import sys
+
+
+def main(argv):
+    out, rest = argv[0], argv[1:]
+    with_verdict = "--verdict" in rest
+    labels = [a for a in rest if a != "--verdict"]
+    res = {}
+    for label in labels:
+        for kind in ("graph", "eager"):
+            ms = []
+            for f in sorted(glob.glob(f"{out}/boot-{kind}-{label}-*.log")):
+                runs = [float(m) for m in re.findall(r"^bootstrap \d+: ([\d.]+) ms", open(f).read(), re.M)]
+                ms += runs[1:]
+            if ms:
+                res.setdefault(label, {})[f"boot_{kind}_ms"] = statistics.median(ms)
+        ops = {}
+        for f in sorted(glob.glob(f"{out}/ops-{label}-*.json")):
+            try:
+                data = json.load(open(f))
+            except ValueError:
+                continue
+            for rec in data.get("results", []) if isinstance(data, dict) else data:
+                ops.setdefault(f'{rec["op"]} L={rec.get("limbs")}', []).append(rec["median_us"])
+        for k, v in ops.items():
+            res.setdefault(label, {})[k + " us"] = statistics.median(v)
+    verdict = {}
+    for k in res.get("new", {}):
+        n = res["new"][k]
+        o = res.get("old", {}).get(k)
+        line = f"{k:28s} new {n:9.2f}"
+        if o:
+            line += f"  old {o:9.2f}  new/old {n / o:.3f}"
+            if with_verdict and k.startswith("boot_"):
+                verdict[k] = {"new_over_old": n / o, "within_2_percent": n / o <= 1.02}
+                line += "  within 2%" if n / o <= 1.02 else "  SLOWER than 2%"
+        print(line)
+    if with_verdict:
+        res["verdict"] = verdict
+    json.dump(res, open(f"{out}/summary.json", "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
