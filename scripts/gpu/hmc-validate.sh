@@ -132,25 +132,29 @@ fi
 
 step "7 fit and validate"
 date="$(date -u +%Y-%m-%d)"
-args=(--machine h100 --device "$device" --traces "$out/traces" --ops "$out/ops.json"
+# The bundled machine description of this card (theodosian/sim/machines/), H100 unless it is an
+# H200; MACHINE overrides.
+machine="${MACHINE:-$(echo "$device" | grep -oiE 'h200|h100' | head -n1 | tr '[:upper:]' '[:lower:]')}"
+machine="${machine:-h100}"
+args=(--machine "$machine" --device "$device" --traces "$out/traces" --ops "$out/ops.json"
       --boot-log "$out/boot.log")
 [[ -s "$out/ks47.csv" ]] && args+=(--ncu-keyswitch "$out/ks47.csv")
 [[ -s "$out/boot_ncu.csv" ]] && args+=(--boot-ncu "$out/boot_ncu.csv")
 {
-  fitargs=(--ring "$out/ring.json" --machine h100 --out "$out/model-fresh.json")
+  fitargs=(--ring "$out/ring.json" --machine "$machine" --out "$out/model-fresh.json")
   [[ -s "$out/ks47.csv" ]] &&
     fitargs+=(--ncu "$out/ks47.csv" --trace "$out/traces/bootparam_40-keyswitch.json")
   "$py" -m theodosian.sim fit "${fitargs[@]}"
   echo "-- fitted on this run's ring cases"
   "$py" -m theodosian.sim validate "${args[@]}" --model "$out/model-fresh.json" \
-    --out "$out/h100-hmc-sim-validation-$date.json"
+    --out "$out/$machine-hmc-sim-validation-$date.json"
   if [[ -s "$out/ks25.csv" ]]; then
-    "$py" -m theodosian.sim validate --machine h100 --device "$device" --traces "$out/traces" \
+    "$py" -m theodosian.sim validate --machine "$machine" --device "$device" --traces "$out/traces" \
       --model "$out/model-fresh.json" --ncu-keyswitch "$out/ks25.csv" --ncu-limbs 25 \
-      --out "$out/h100-hmc-sim-validation-ks25-$date.json"
+      --out "$out/$machine-hmc-sim-validation-ks25-$date.json"
   fi
   echo "-- the committed model (theodosian/sim/model.json)"
-  "$py" -m theodosian.sim validate "${args[@]}" --out "$out/h100-hmc-sim-validation-committed-$date.json"
+  "$py" -m theodosian.sim validate "${args[@]}" --out "$out/$machine-hmc-sim-validation-committed-$date.json"
 } > "$out/validate.log" 2>&1 || rc=1
 cat "$out/validate.log"
 step "done (rc $rc); results in $out"

@@ -230,13 +230,13 @@ def cmd_study(args) -> int:
                   flush=True)
             r, ex = study.run_workload(tr, setting, model, kernels=w.startswith("resnet20"))
             recs += r
-            if setting is paper and w == "resnet20-synthetic":
+            if setting is paper and w.startswith("resnet20"):
                 full = next(x["speedup"] for x in r if x.get("record") == "speedup"
                             and x["techniques"] == "full" and x.get("study") != "scaling")
                 ex_recs = study.explain(tr, setting, model, full)
                 recs += ex_recs
                 b = ex_recs[-1]
-                print(f"ResNet-20 ({variant}): GPU-side kernels (NTT, iNTT, ConvU, ConvD) are "
+                print(f"{w} ({variant}): GPU-side kernels (NTT, iNTT, ConvU, ConvD) are "
                       f"{100 * b['gpu_side_share']:.0f}% of the GPU-only time; the paper's own "
                       f"per-kernel speedups on this mix give {b['paper_speedups_serial']:.2f}x "
                       f"run serially, {b['paper_speedups_perfect_overlap']:.2f}x perfectly "
