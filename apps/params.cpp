@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_number.h"
 #include "theo/errors.h"
 #include "theo/math/parameter_grid.h"
 #include "theo/math/security.h"
@@ -32,12 +33,7 @@ using namespace theo;
 }
 
 u32 number(const std::string& flag, const std::string& v) {
-  try {
-    std::size_t used = 0;
-    const unsigned long x = std::stoul(v, &used);
-    if (used == v.size() && x <= 0xffffffffUL) return static_cast<u32>(x);
-  } catch (const std::logic_error&) {
-  }
+  if (const auto x = theo::apps::parse_u32(v)) return *x;
   usage("bad value '" + v + "' for " + flag);
 }
 

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_number.h"
 #include "theo/theodosian.h"
 
 namespace {
@@ -49,12 +50,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 u32 number(const std::string& what, const std::string& v) {
-  try {
-    std::size_t used = 0;
-    const unsigned long x = std::stoul(v, &used);
-    if (used == v.size() && x <= 0xffffffffUL) return static_cast<u32>(x);
-  } catch (const std::logic_error&) {
-  }
+  if (const auto x = theo::apps::parse_u32(v)) return *x;
   usage("bad value '" + v + "' for " + what);
 }
 

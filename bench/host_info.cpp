@@ -1,6 +1,7 @@
 #include "host_info.h"
 
 #include "bench_commit.h"
+#include "theo/backend/device_facts.h"
 
 #include <unistd.h>
 
@@ -75,14 +76,7 @@ std::string host_name() {
 }
 
 std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown";
+  return cpu_model_name();
 }
 
 double load_average() {

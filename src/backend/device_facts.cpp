@@ -14,9 +14,7 @@
 
 namespace theo {
 
-namespace {
-
-std::string cpu_model() {
+std::string cpu_model_name() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
   while (std::getline(f, line))
@@ -27,14 +25,12 @@ std::string cpu_model() {
   return "unknown cpu";
 }
 
-}  // namespace
-
 DeviceFacts describe_device(const Backend& backend) {
   DeviceFacts f;
   f.l2_bytes = backend.l2_bytes();
   if (backend.kind() == BackendKind::kCpu) {
     f.kind = "cpu";
-    f.name = cpu_model();
+    f.name = cpu_model_name();
     f.sm_count = static_cast<int>(std::thread::hardware_concurrency());
     return f;
   }

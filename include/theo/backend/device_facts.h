@@ -20,6 +20,9 @@ struct DeviceFacts {
   bool operator==(const DeviceFacts&) const = default;
 };
 
+// The host CPU's model name (/proc/cpuinfo), "unknown cpu" where it says none.
+std::string cpu_model_name();
+
 // The facts of the device `backend` runs on, read at run time (CUDA: the current device's
 // properties and the driver version).
 DeviceFacts describe_device(const Backend& backend);
