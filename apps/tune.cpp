@@ -1,6 +1,6 @@
 // theo_tune: measures the key-switch tuning table of this device for a parameter set (every
-// dataflow candidate's lone key switch at each level, theo/ckks/key_switch_tuning.h) and writes it
-// where Dataflow::kAuto looks for it (theo/plan/tuning_table.h, docs/dataflows.md).
+// dataflow candidate's lone key switch at each level, theo/tuning/key_switch_tuning.h) and writes
+// it where Dataflow::kAuto looks for it (theo/plan/tuning_table.h, docs/dataflows.md).
 //
 //   theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid] [--levels all|top|a,b]
 //             [--backend cuda|cpu] [--dir DIR] [--reps R] [--warmup W] [--batch B]

@@ -9,7 +9,6 @@
 #include "theo/ckks/evaluator_batch.h"
 #include "theo/ckks/graph.h"
 #include "theo/ckks/key_generator.h"
-#include "theo/ckks/key_switch_tuning.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/ckks/keys.h"
 #include "theo/errors.h"
@@ -20,3 +19,4 @@
 #include "theo/math/prng.h"
 #include "theo/math/security.h"
 #include "theo/plan/optimizations.h"
+#include "theo/tuning/key_switch_tuning.h"

@@ -19,12 +19,15 @@ KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, 
   return f;
 }
 
+std::size_t planned_cache_bytes(const Optimizations& opt, std::size_t device_l2_bytes) {
+  return opt.cache_bytes != 0 ? opt.cache_bytes : device_l2_bytes;
+}
+
 KeySwitchPlanner::KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes,
                                    u32 n, u32 alpha, std::vector<LevelShape> levels,
                                    const TuningTable* table)
     : opt_(policy.optimizations()),
-      cache_bytes_(policy.optimizations().cache_bytes != 0 ? policy.optimizations().cache_bytes
-                                                           : device_l2_bytes),
+      cache_bytes_(planned_cache_bytes(policy.optimizations(), device_l2_bytes)),
       n_(n),
       alpha_(alpha),
       levels_(std::move(levels)) {

@@ -19,8 +19,8 @@
 #include "ckks/ckks_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/ckks/graph.h"
-#include "theo/ckks/key_switch_tuning.h"
 #include "theo/math/parameter_grid.h"
+#include "theo/tuning/key_switch_tuning.h"
 
 namespace theo::test {
 namespace {
@@ -262,6 +262,8 @@ class TempDir {
 struct TableRun {
   ContextPtr ctx;
   std::vector<std::string> warnings;
+  bool measured = false;   // tune: the table was measured (create_tuned_context)
+  std::string save_error;  // tune: why it could not be written
 };
 TableRun with_table(const ParameterSet& p, const fs::path& dir, bool tune, bool use = true) {
   TableRun r;
@@ -272,10 +274,16 @@ TableRun with_table(const ParameterSet& p, const fs::path& dir, bool tune, bool 
   o.optimizations.cache_bytes = std::size_t{1} << 20;  // a cache to plan for on the CPU
   o.key_switching.tuning.directory = dir;
   o.key_switching.tuning.use_table = use;
-  o.key_switching.tuning.tune_if_missing = tune;
   auto* warnings = &r.warnings;
   o.key_switching.tuning.warn = [warnings](const std::string& m) { warnings->push_back(m); };
-  r.ctx = Context::create(p, o);
+  if (tune) {
+    TunedContext t = create_tuned_context(p, o);
+    r.ctx = t.ctx;
+    r.measured = t.measured;
+    r.save_error = t.save_error;
+  } else {
+    r.ctx = Context::create(p, o);
+  }
   return r;
 }
 
@@ -299,10 +307,11 @@ TEST(Dataflows, TuningTableAtContextCreation) {
   EXPECT_EQ(file.parent_path(), dir.path());
   EXPECT_FALSE(fs::exists(file));
 
-  // tune_if_missing: measured while the Context is made, written, and used.
+  // create_tuned_context: measured before the Context is made, written, and used.
   TableRun tuned = with_table(p, dir.path(), true);
-  EXPECT_TRUE(tuned.ctx->tuning_report().tuned);
-  EXPECT_TRUE(tuned.ctx->tuning_report().save_error.empty());
+  EXPECT_TRUE(tuned.measured);
+  EXPECT_TRUE(tuned.save_error.empty());
+  EXPECT_EQ(tuned.ctx->tuning_report().status, TuningLoadStatus::kGiven);
   EXPECT_TRUE(tuned.warnings.empty());
   ASSERT_TRUE(fs::exists(file));
   EXPECT_EQ(sources(*tuned.ctx), std::set<ChoiceSource>{ChoiceSource::kTable});
@@ -345,17 +354,17 @@ TEST(Dataflows, TuningTableAtContextCreation) {
   ASSERT_EQ(stale.warnings.size(), 1u);
   EXPECT_NE(stale.warnings[0].find("stale"), std::string::npos) << stale.warnings[0];
   EXPECT_EQ(sources(*stale.ctx), std::set<ChoiceSource>{ChoiceSource::kModel});
-  // ...and tune_if_missing replaces it.
+  // ...and create_tuned_context replaces it.
   TableRun retuned = with_table(p, dir.path(), true);
-  EXPECT_TRUE(retuned.ctx->tuning_report().tuned);
+  EXPECT_TRUE(retuned.measured);
   EXPECT_EQ(with_table(p, dir.path(), false).ctx->tuning_report().status,
             TuningLoadStatus::kLoaded);
 
   // Unwritable: measured and used, the failure reported, nothing thrown.
   if (fs::is_directory("/proc")) {
     TableRun unwritable = with_table(p, "/proc/theodosian-tuning-test", true);
-    EXPECT_TRUE(unwritable.ctx->tuning_report().tuned);
-    EXPECT_FALSE(unwritable.ctx->tuning_report().save_error.empty());
+    EXPECT_TRUE(unwritable.measured);
+    EXPECT_FALSE(unwritable.save_error.empty());
     ASSERT_EQ(unwritable.warnings.size(), 1u);
     EXPECT_NE(unwritable.warnings[0].find("cannot be written"), std::string::npos);
     EXPECT_EQ(sources(*unwritable.ctx), std::set<ChoiceSource>{ChoiceSource::kTable});

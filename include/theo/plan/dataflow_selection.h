@@ -16,16 +16,14 @@
 
 namespace theo {
 
+// Where a Context finds its tuning table. Measuring one is the tune layer's
+// (theo/tuning/key_switch_tuning.h: theo_tune, create_tuned_context).
 struct TuningOptions {
   // Dataflow::kAuto reads the table of this device and parameter set from `directory`.
   bool use_table = true;
   // Where tables live; empty: default_tuning_dir() of the environment as it is when the Context is
   // made ($XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning).
   std::filesystem::path directory;
-  // With no valid table, measure every candidate at every level while the Context is made and
-  // write the table (theo_tune does the same from the command line). Seconds of work on a GPU
-  // for a bootstrappable set; off by default.
-  bool tune_if_missing = false;
   // Where warnings go (a corrupted, stale, unreadable or unwritable table); empty: stderr.
   std::function<void(const std::string&)> warn;
 };

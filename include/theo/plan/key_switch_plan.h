@@ -73,6 +73,9 @@ struct KeySwitchPlan {
   bool mod_down_together = true;
 };
 
+// The cache batches are planned for: Optimizations::cache_bytes, else the device's L2 (0: none).
+std::size_t planned_cache_bytes(const Optimizations& opt, std::size_t device_l2_bytes);
+
 // What the planner knows of one level: its limbs and key-switching digits.
 struct LevelShape {
   u32 limbs = 0;
