@@ -130,6 +130,10 @@ std::optional<TuningTable> Context::choose_tuning_table(const TuningTable* given
 
 Context::~Context() = default;
 
+const LevelDataflow& Context::key_switch_dataflow(u32 level) const {
+  return planner_->dataflow(level);
+}
+
 const LevelData& Context::level(u32 l) const {
   if (l >= levels_.size()) {
     throw LevelError("level " + std::to_string(l) + " does not exist (max level is " +

@@ -1,6 +1,7 @@
 // The formats of keys (io/formats.h): secret, public, relinearization and Galois keys, and
 // evaluation-key bundles, all but the secret key made of key records.
 
+#include <array>
 #include <set>
 #include <string>
 
@@ -26,6 +27,16 @@ constexpr EnumName<KeyRole> kKeyRoleNames[] = {
 
 const char* role_name(KeyRole role) {
   return enum_name(kKeyRoleNames, role, "key");
+}
+
+// A metadata section of four u32 fields (every key format's: 16 bytes), read and unpacked.
+std::array<u32, 4> four_fields(Reader& r, SectionKind kind, const char* what) {
+  const auto b = r.small_section(kind, 16, what);
+  FieldReader f(b);
+  std::array<u32, 4> out{};
+  for (u32& x : out)
+    x = f.u32_le();
+  return out;
 }
 
 // ---- key records, written --------------------------------------------------------------------
@@ -94,12 +105,7 @@ struct KeyRecord {
 };
 
 KeyRecord read_key_meta(Reader& r, const Context& ctx) {
-  const auto b = r.small_section(SectionKind::kKeyMeta, kKeyMetaBytes, "key record");
-  FieldReader f(b);
-  const u32 role = f.u32_le();
-  const u32 g = f.u32_le();
-  const u32 form = f.u32_le();
-  const u32 count = f.u32_le();
+  const auto [role, g, form, count] = four_fields(r, SectionKind::kKeyMeta, "key record");
   if (role < static_cast<u32>(KeyRole::kPublic) || role > static_cast<u32>(KeyRole::kToDense)) {
     r.fail("key record: unknown key role " + std::to_string(role));
   }
@@ -276,12 +282,7 @@ Layout secret_key_layout(const Context& ctx, const SecretKey& key, const SaveOpt
 }
 
 Read<SecretKey> read_secret_key(Reader& r, const Context& ctx, const LoadOptions&) {
-  const auto meta = r.small_section(SectionKind::kMeta, kSecretMetaBytes, "metadata");
-  FieldReader f(meta);
-  const u32 n = f.u32_le();
-  const u32 weight = f.u32_le();
-  const u32 encoding = f.u32_le();
-  const u32 reserved = f.u32_le();
+  const auto [n, weight, encoding, reserved] = four_fields(r, SectionKind::kMeta, "metadata");
   if (n != ctx.n()) {
     r.fail("ring degree " + std::to_string(n) +
            " is not this Context's N = " + std::to_string(ctx.n()));
@@ -370,12 +371,7 @@ Layout galois_keys_layout(const Context& ctx, const GaloisKeys& keys, const Save
 }
 
 Read<GaloisKeys> read_galois_keys(Reader& r, const Context& ctx, const LoadOptions& options) {
-  const auto meta = r.small_section(SectionKind::kMeta, kGaloisMetaBytes, "metadata");
-  FieldReader f(meta);
-  const u32 count = f.u32_le();
-  const u32 dnum = f.u32_le();
-  const u32 r0 = f.u32_le();
-  const u32 r1 = f.u32_le();
+  const auto [count, dnum, r0, r1] = four_fields(r, SectionKind::kMeta, "metadata");
   require_key_digits(r, ctx, dnum);
   if (r0 != 0 || r1 != 0) r.fail("reserved metadata fields are not 0");
   require_galois_count(r, ctx, count);
@@ -449,13 +445,8 @@ struct BundleMeta {
 };
 
 BundleMeta read_bundle_meta(Reader& r, const Context& ctx) {
-  const auto meta = r.small_section(SectionKind::kMeta, kBundleMetaBytes, "metadata");
-  FieldReader f(meta);
-  BundleMeta m;
-  m.parts = f.u32_le();
-  m.galois_count = f.u32_le();
-  const u32 dnum = f.u32_le();
-  const u32 reserved = f.u32_le();
+  const auto [parts, galois_count, dnum, reserved] = four_fields(r, SectionKind::kMeta, "metadata");
+  BundleMeta m{parts, galois_count};
   if (m.parts == 0 || (m.parts & ~(kPartRelin | kPartGalois | kPartBootstrapping)) != 0) {
     r.fail("parts field " + std::to_string(m.parts) +
            " is not a nonempty set of {1: relin, 2: Galois, 4: bootstrapping}");

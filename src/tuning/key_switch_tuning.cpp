@@ -77,16 +77,13 @@ TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options
     const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
     TunedLevel tuned;
     tuned.level = l;
-    const KeySwitchPlan base = switcher.planner().plan(l, 1, 1);
     // One sample: the time per key switch of `batch` of them back to back under choice c.
     const auto sample_us = [&](const DataflowChoice& c) {
-      KeySwitchPlan plan = base;
-      plan.dataflow = c.dataflow;
-      plan.chunks = c.chunks;
       be.synchronize();
       const auto t0 = std::chrono::steady_clock::now();
       for (u32 b = 0; b < options.batch; ++b)
-        switcher.switch_keys(in, keys, l, out0, out1, plan);
+        switcher.run(
+            {.level = l, .inputs = in, .keys = keys, .out0 = out0, .out1 = out1, .dataflow = c});
       be.synchronize();
       const auto t1 = std::chrono::steady_clock::now();
       return std::chrono::duration<double, std::micro>(t1 - t0).count() / options.batch;

@@ -164,8 +164,12 @@ class Context : public std::enable_shared_from_this<Context> {
   const ContextOptions& options() const { return options_; }
   // The execution settings in effect (the options with the environment applied at creation).
   const ExecutionPolicy& policy() const { return policy_; }
-  // Plans every key switch of this Context (theo/plan/key_switch_plan.h).
+  // Plans every key switch of this Context (theo/plan/key_switch_plan.h). The library's code asks
+  // KeySwitcher::run (theo/ckks/key_switcher.h), which asks the planner; this accessor is for
+  // tests of the planner's decisions.
   const KeySwitchPlanner& key_switch_planner() const { return *planner_; }
+  // The key-switch dataflow of a lone switch at `level` and where it came from (reports).
+  const LevelDataflow& key_switch_dataflow(u32 level) const;
   // The backend executes ops; the Context itself never changes after creation.
   Backend& backend() const { return *backend_; }
   const RingParams& ring() const { return ring_; }

@@ -141,6 +141,9 @@ class Evaluator {
  private:
   // a * b without relinearization, times the integer factor (exact, inside the tensor product).
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b, i64 factor) const;
+  // The one route of every product (multiply with a key, relinearize, multiply_relin_rescale):
+  // the tensor t relinearized by one key switch, finished by ModDown or by ModDown + rescale.
+  Ciphertext switch_tensor(const Ciphertext& t, const RelinKey& rlk, KeySwitchFinish finish) const;
 
   std::shared_ptr<const Context> ctx_;
   KeySwitcher switcher_;

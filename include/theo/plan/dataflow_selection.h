@@ -48,16 +48,22 @@ enum class ChoiceSource { kFixed, kTable, kModel };
 const char* choice_source_name(ChoiceSource s);
 
 struct LevelDataflow {
-  DataflowChoice choice;
+  DataflowChoice choice;  // of a lone key switch
   ChoiceSource source = ChoiceSource::kModel;
+  // Of a batch of several key switches, or of switches read through Galois elements (hoisting):
+  // digit-parallel, output-bulk, each stage one set of launches over all of them.
+  DataflowChoice batched = kDefaultChoice;
 };
 
-// One entry per level: the fixed dataflow (chunks from the options, else the model's), or for
-// kAuto the table's choice where `table` (may be null) tuned the level, else model_choice against
-// cache_bytes. levels[l] is level l's key-switch shape.
+// One entry per level, the only place a dataflow is chosen: the fixed dataflow (chunks from the
+// options, else the model's), or for kAuto the table's choice where `table` (may be null) tuned
+// the level, else model_choice against cache_bytes; with output_chunking (Optimizations), the
+// model's choice becomes DPOC (digits + 1 chunks, at most 10) at the levels with two digits or
+// more whose single-input ModUp exceeds the cache. levels[l] is level l's key-switch shape.
 std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,
                                             std::span<const KeySwitchShape> levels,
-                                            std::size_t cache_bytes, const TuningTable* table);
+                                            std::size_t cache_bytes, const TuningTable* table,
+                                            bool output_chunking = false);
 
 // Sends a warning to o.warn, else to stderr ("theodosian: warning: ...").
 void emit_warning(const TuningOptions& o, const std::string& message);
