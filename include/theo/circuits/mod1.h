@@ -53,7 +53,7 @@ class EvalMod {
   // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
                       const Ciphertext& ct, i64 gain = 1) const;
-  // evaluate() on several ciphertexts at one level and scale in lockstep
+  // evaluate() on several ciphertexts at one level and scale as one group
   // (PolynomialEvaluator::evaluate_batch): the same words as evaluate() on each.
   std::vector<Ciphertext> evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
                                          const RelinKey& rlk,

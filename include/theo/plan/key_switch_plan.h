@@ -177,8 +177,9 @@ class KeySwitchPlanner {
   // ModDown each), in batches that fit the cache beside the shared digits.
   KeySwitchPlan plan_hoisted(u32 level, std::size_t rotations) const;
   // Every decision of a request: its batches (the work's batch size, else the footprint model's;
-  // hoisted rotations left extended all in one) and each batch's plan, the forced dataflow on
-  // every batch that reads no Galois element, the shared-key pass where it applies.
+  // hoisted rotations left extended all in one; extended pairs that only finish in the batches of
+  // as many switches) and each batch's plan, the forced dataflow on every batch that reads no
+  // Galois element, the shared-key pass where it applies.
   KeySwitchSchedule schedule(const KeySwitchWork& work) const;
 
   u32 n() const { return n_; }
