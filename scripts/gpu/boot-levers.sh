@@ -16,7 +16,7 @@
 #
 # Environment: CONFIGS (theo_boot_levers --configs for bootparam_40), REPS (graph replays per
 # config, default 20), SKIP_TESTS=1, SKIP_ANCHOR=1.
-# Records of the ratio-12 run carry config "...@ratio12" in the summary (message_ratio_bits).
+# Records of the ratio runs carry config "...@ratioNN" in the summary (message_ratio_bits).
 #
 # Writes under $OUT/boot-levers/: gpu.txt, test-bootstrap-gpu.log, levers.log and levers.json
 # (theo_boot_levers: every record), anchor.log (+ .tsv), boot-<card>.json (the records:
@@ -59,9 +59,10 @@ run_levers() {  # name, then theo_boot_levers arguments
 }
 run_levers b40 --presets bootparam_40 --configs "$configs40"
 run_levers t4 --presets n16_s35_t4,bootparam_35 --configs "baseline,$kept"
-# SlotToCoeff first at Delta = 2^35: the message ratio one bit lower (more of EvalMod's noise
-# margin, more of sin's curvature).
+# SlotToCoeff first at Delta = 2^35: the message ratio a bit lower and higher than the default
+# 2^13 (less of EvalMod's noise amplified / less of sin's curvature).
 run_levers t4r12 --presets n16_s35_t4 --configs "$kept" --ratio 12
+run_levers t4r14 --presets n16_s35_t4 --configs "$kept" --ratio 14
 
 # 3. The anchor, same call: bootparam_40 and bootparam_35 (Boot-Basic and Boot-MinKS each).
 if [[ -n "$anchor" && "${SKIP_ANCHOR:-0}" != 1 ]]; then
@@ -96,7 +97,7 @@ except OSError:
     pass
 records = []
 def fn_ratio(r):
-    return r.get("source") == "levers-t4r12.json"
+    return r.get("source", "").startswith("levers-t4r")
 for fn in sorted(os.listdir(out)):
     if not (fn.startswith("levers-") and fn.endswith(".json")):
         continue
