@@ -46,10 +46,10 @@ if [[ "${SKIP_TESTS:-0}" != 1 && -x "$gputest" ]]; then
   grep -E "^\[(  PASSED|  FAILED|==========)|precision" "$out/test-bootstrap-gpu.log" | tail -n 12
 fi
 
-# 2. The levers: bootparam_40 (baseline, each lever, the kept set, all), the Table IV preset and
+# 2. The levers: bootparam_40 (baseline, each lever, the kept set), the two Table IV presets and
 #    bootparam_35 (baseline and the kept set).
 kept="inplace_constants+lazy_polynomial+slot_to_coeff_first"
-configs40="${CONFIGS:-baseline,inplace_constants,lazy_polynomial,slot_to_coeff_first,lockstep_evalmod,inplace_constants+lazy_polynomial,$kept,all}"
+configs40="${CONFIGS:-baseline,inplace_constants,lazy_polynomial,slot_to_coeff_first,lockstep_evalmod,inplace_constants+lazy_polynomial,$kept}"
 run_levers() {  # name, then theo_boot_levers arguments
   local name="$1"; shift
   echo "== theo_boot_levers $name: $*"
@@ -58,11 +58,11 @@ run_levers() {  # name, then theo_boot_levers arguments
   grep -E "^  " "$out/levers-$name.log"
 }
 run_levers b40 --presets bootparam_40 --configs "$configs40"
-run_levers t4 --presets n16_s35_t4,bootparam_35 --configs "baseline,$kept"
+run_levers t4 --presets n16_s35_t4,n16_s35_t4_s55,bootparam_35 --configs "baseline,$kept"
 # SlotToCoeff first at Delta = 2^35: the message ratio a bit lower and higher than the default
 # 2^13 (less of EvalMod's noise amplified / less of sin's curvature).
-run_levers t4r12 --presets n16_s35_t4 --configs "$kept" --ratio 12
-run_levers t4r14 --presets n16_s35_t4 --configs "$kept" --ratio 14
+run_levers t4r12 --presets n16_s35_t4,n16_s35_t4_s55 --configs "$kept" --ratio 12
+run_levers t4r14 --presets n16_s35_t4,n16_s35_t4_s55 --configs "$kept" --ratio 14
 
 # 3. The anchor, same call: bootparam_40 and bootparam_35 (Boot-Basic and Boot-MinKS each).
 if [[ -n "$anchor" && "${SKIP_ANCHOR:-0}" != 1 ]]; then
@@ -109,7 +109,7 @@ for fn in sorted(os.listdir(out)):
         if r.get("op") != "boot":
             continue
         # The anchor's Table IV counterpart of our own Delta = 2^35 preset is its bootparam_35.
-        ref = "bootparam_35" if r["preset"] in ("n16_s35_t4", "bootparam_35") else r["preset"]
+        ref = "bootparam_35" if r["preset"].startswith(("n16_s35_t4", "bootparam_35")) else r["preset"]
         r["source"] = fn
         r["anchor_ms"] = anchor.get(ref)
         r["anchor_preset"] = ref if ref in anchor else None

@@ -278,7 +278,8 @@ struct PresetSpec {
   const char* file;
   u32 log_n, s, levels, boot;
   bool secure;
-  u32 cts = 0;  // num_cts_levels (0: the generator's choice)
+  u32 cts = 0;         // num_cts_levels (0: the generator's choice)
+  u32 boot_scale = 0;  // log_boot_scale (0: the generator's choice)
 };
 const PresetSpec kPresets[] = {
     {"n14_s35", 14, 35, 6, 0, true},
@@ -292,8 +293,10 @@ const PresetSpec kPresets[] = {
     {"test_n12", 12, 35, 6, 0, false},
     {"test_n13", 13, 40, 6, 0, false},
     // Theodosian's Table IV parameters (log2 PQ <= 1711, Delta = 2^35, h = 32, 15 levels per
-    // bootstrapping): 11 bootstrapping levels, CoeffToSlot in 3.
+    // bootstrapping), two ways: 11 bootstrapping levels at 2^58 with CoeffToSlot in 3, or 12 at
+    // 2^55.
     {"n16_s35_t4", 16, 35, 18, 11, true, 3},
+    {"n16_s35_t4_s55", 16, 35, 18, 12, true, 4, 55},
 };
 
 TEST(PrimeSystem, GeneratedPresets) {
@@ -306,6 +309,7 @@ TEST(PrimeSystem, GeneratedPresets) {
     spec.levels = ps.levels;
     spec.boot_levels = ps.boot;
     spec.num_cts_levels = ps.cts;
+    spec.log_boot_scale = ps.boot_scale;
     ParameterSet p = generate_prime_system(spec);
     check_set(p, spec);
     p.name = ps.file;
