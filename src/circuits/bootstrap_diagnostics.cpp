@@ -65,9 +65,12 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
 
   // The plaintext pipeline, from any stage's decrypted output onwards.
   const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(m.cts_scale));
-  auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
-  stc.back().scale_by(static_cast<double>(m.stc_scale));
-  if (m.stc_first) stc.clear();  // EvalMod's output is the result
+  // SlotToCoeff first: EvalMod's output is the result (no matrices after it).
+  std::vector<DiagonalMatrix> stc;
+  if (!m.stc_first) {
+    stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
+    stc.back().scale_by(static_cast<double>(m.stc_scale));
+  }
   const double gain = static_cast<double>(m.gain);
   auto mod_plain = [&](const Slots& v) {
     Slots r(v.size());
@@ -85,13 +88,12 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
   const Slots from_mod = apply_all(stc, dec(reduced));
   const Slots final_slots = dec(out);
   double stc_error = 0;
-  if (m.stc_first) {
+  if (coeffs) {
     // CoeffToSlot's matrices at scale 1 invert SlotToCoeff's (P V^-1 V P = 1); the shrink undone.
-    const Slots back = apply_all(coeff_to_slot_matrices(slots_, m.cts_levels, 1.0), dec(*coeffs));
-    Slots scaled(back.size());
-    for (std::size_t i = 0; i < back.size(); ++i)
-      scaled[i] = back[i] * static_cast<double>(m.shrink);
-    stc_error = log2_max_diff(scaled, message);
+    Slots back = apply_all(coeff_to_slot_matrices(slots_, m.cts_levels, 1.0), dec(*coeffs));
+    for (Complex& x : back)
+      x *= static_cast<double>(m.shrink);
+    stc_error = log2_max_diff(back, message);
   }
   ErrorBreakdown e;
   e.approximation = log2_max_diff(ideal, message);
