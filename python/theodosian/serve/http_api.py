@@ -300,6 +300,11 @@ class Api:
             raise Refusal(400, "bad_request", f"ciphertext {index}: declares {info['bytes']} "
                           f"bytes, the frame has {data.nbytes}")
 
+    async def check_job(self, key: ApiKey, session_id: str, job_id: str, have: int) -> None:
+        """Refuses (404, 400) before a results response starts, when the job is not this key's
+        or `have` is wrong: once a stream has begun, its status is 200."""
+        await self.ctl.job_results.remote(job_id, key.owner_token, have, 0.0, False, session_id)
+
     async def results(self, key: ApiKey, session_id: str, job_id: str, have: int,
                       follow: bool, intro: dict[str, Any] | None = None
                       ) -> AsyncIterator[bytes]:
@@ -335,6 +340,13 @@ class Api:
                 # Nothing finished within POLL_WAIT_S: a small frame keeps idle-connection
                 # timeouts of proxies on the way from closing the stream.
                 yield frames.json_frame({"waiting": True, "chunks_done": r["chunks_done"]})
+            if ended and got:
+                # The entries came in this round: one more call hands over the last of them,
+                # which forgets the job (and frees its slot among the key's jobs in flight).
+                try:
+                    await self.ctl.job_results.remote(job_id, token, have, 0.0, True, session_id)
+                except Exception:  # noqa: BLE001 - the results are delivered; the TTL remains
+                    pass
             if ended or not follow:
                 r["have"] = have
                 r["end"] = ended

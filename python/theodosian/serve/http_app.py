@@ -196,6 +196,7 @@ def build_app(api: Optional[Api]) -> Any:
     async def results(session_id: str, job_id: str, request: Request,
                       have: int = Query(0, ge=0)):  # noqa: ANN202 - FastAPI reads no response model from it
         key = key_of(request)
+        await need_api().check_job(key, session_id, job_id, have)
         return StreamingResponse(need_api().results(key, session_id, job_id, have, False),
                                  media_type=frames.MEDIA_TYPE)
 
@@ -205,6 +206,7 @@ def build_app(api: Optional[Api]) -> Any:
     async def stream(session_id: str, job_id: str, request: Request,
                      have: int = Query(0, ge=0)):  # noqa: ANN202 - FastAPI reads no response model from it
         key = key_of(request)
+        await need_api().check_job(key, session_id, job_id, have)
         return StreamingResponse(need_api().results(key, session_id, job_id, have, True),
                                  media_type=frames.MEDIA_TYPE)
 
