@@ -216,6 +216,42 @@ def cmd_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_http(a: argparse.Namespace) -> int:
+    from .bench_http import run_http_benchmark  # noqa: PLC0415
+
+    header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
+              "backend": a.backend, "chunk_groups": a.chunk_groups, "batch": a.batch,
+              "load_average": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count(),
+              "host": platform.node(), "python": platform.python_version(),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    written: list[dict] = []
+
+    def write(rec: dict) -> None:
+        # Rewritten after every record: a run cut short still leaves its measurements.
+        written.append(rec)
+        header["git_commit"] = rec.get("git_commit", "unknown")
+        if rec["path"] != "in_process":
+            header.setdefault("device", rec["device"])
+        if a.out:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+            with open(a.out + ".tmp", "w") as f:
+                json.dump({"header": header, "results": written}, f, indent=1)
+            os.replace(a.out + ".tmp", a.out)
+
+    records = run_http_benchmark(
+        preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
+        gpus=a.gpus, batch=a.batch,
+        jobs_per_client=lambda n: max(a.jobs // n, a.min_jobs_per_client),
+        boot_slots=a.boot_slots, allow_insecure=a.allow_insecure, backend=a.backend,
+        threads=a.threads, key_budget=int(a.key_budget_mb) << 20,
+        object_store_mb=a.object_store_mb, num_cpus=a.num_cpus, chunk_groups=a.chunk_groups,
+        paths=a.paths.split(","), transfer_repeats=a.transfer_repeats,
+        log=lambda s: print(s, flush=True), on_record=write)
+    if a.out:
+        print(f"wrote {len(records)} records to {a.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m theodosian.serve",
                                 description="theodosian evaluation server on Ray")
@@ -348,6 +384,31 @@ def main(argv: list[str] | None = None) -> int:
                     "issue 26's runs)")
     sp.add_argument("--out", default="", help="JSON file ({header, results})")
     sp.set_defaults(fn=cmd_bench)
+
+    sp = sub.add_parser("bench-http", help="the HTTP API against the Ray client and in-process")
+    sp.add_argument("--preset", default="bootparam_40")
+    sp.add_argument("--ops", default="boot")
+    sp.add_argument("--clients", default="1,16")
+    sp.add_argument("--paths", default="in_process,ray,http",
+                    help="in_process and any of ray, http, in this order per client count")
+    sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+    sp.add_argument("--batch", type=int, default=16, help="operations per job")
+    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
+                    "the clients)")
+    sp.add_argument("--min-jobs-per-client", type=int, default=2)
+    sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
+    sp.add_argument("--allow-insecure", action="store_true")
+    sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
+    sp.add_argument("--threads", type=int, default=0)
+    sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
+    sp.add_argument("--object-store-mb", type=int, default=None)
+    sp.add_argument("--num-cpus", type=int, default=None)
+    sp.add_argument("--chunk-groups", type=int, default=2,
+                    help="the server's chunk size (operations): results stream back per chunk")
+    sp.add_argument("--transfer-repeats", type=int, default=5)
+    sp.add_argument("--topic", default="serve")
+    sp.add_argument("--out", default="", help="JSON file ({header, results})")
+    sp.set_defaults(fn=cmd_bench_http)
 
     a = p.parse_args(argv)
     if getattr(a, "address", None) == "local":
