@@ -95,6 +95,8 @@ def cmd_start(a: argparse.Namespace) -> int:
                 server.stop()
             raise
         print(f"HTTP API at {api.url} (OpenAPI schema: {api.url}/v1/openapi.json)", flush=True)
+    else:
+        api = None
     if a.detach:
         print(f"server {a.name!r} runs detached; stop it with: python -m theodosian.serve stop "
               f"--address {a.address or 'auto'}")
@@ -116,7 +118,12 @@ def cmd_start(a: argparse.Namespace) -> int:
             except ServeError as exc:
                 print(f"status failed: {exc}", file=sys.stderr)
             time.sleep(1.0)
-    server.stop()
+    try:
+        if api is not None:
+            api.stop()
+        server.stop()
+    except Exception as exc:  # noqa: BLE001 - stopped from elsewhere already (serve stop)
+        print(f"already stopped ({type(exc).__name__})")
     return 0
 
 
@@ -134,7 +141,12 @@ def cmd_status(a: argparse.Namespace) -> int:
 def cmd_stop(a: argparse.Namespace) -> int:
     from .server import get_server  # noqa: PLC0415
 
-    get_server(a.name, a.address).stop()
+    server = get_server(a.name, a.address)
+    from .http_server import stop_http  # noqa: PLC0415
+
+    if stop_http():
+        print("HTTP API stopped")
+    server.stop()
     print(f"server {a.name!r} stopped")
     return 0
 

@@ -104,6 +104,20 @@ def start_http(cfg: HttpConfig, *, circuit_modules: tuple[str, ...] = (),
     return HttpServer(cfg, f"{cfg.scheme}://{host}:{cfg.port}")
 
 
+def stop_http() -> bool:
+    """Removes the HTTP API from the cluster this process is connected to; False when it does
+    not run there."""
+    from ray import serve  # noqa: PLC0415
+
+    try:
+        if HTTP_APP_NAME not in serve.status().applications:
+            return False
+    except Exception:  # noqa: BLE001 - Ray Serve does not run in this cluster
+        return False
+    serve.delete(HTTP_APP_NAME)
+    return True
+
+
 def _wait_running(timeout_s: float) -> None:
     import time  # noqa: PLC0415
 
