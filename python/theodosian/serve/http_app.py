@@ -9,6 +9,7 @@ from typing import Any, Optional
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
 
 import theodosian as th
 
@@ -19,6 +20,91 @@ from .http_metrics import CONTENT_TYPE as METRICS_TYPE
 
 API_TITLE = "theodosian evaluation server"
 _BINARY = {frames.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
+
+
+# JSON answers, for the schema (the handlers build them as dicts).
+class ErrorDetail(BaseModel):
+    status: int
+    code: str = Field(description="unauthorized, not_found, bad_request, payload_too_large, "
+                      "limit, busy, unavailable, internal")
+    message: str
+    limit: Optional[str] = Field(None, description="the limit that refused: body_bytes, "
+                                 "upload_bytes, ciphertexts_per_job, key_bytes, sessions, "
+                                 "jobs_in_flight, rate")
+    maximum: Optional[float] = None
+    value: Optional[float] = None
+    retry_after_s: Optional[float] = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: str = Field(description="ok, degraded or down")
+    workers_alive: int
+    workers: int
+    sessions: int
+    uptime_s: float
+
+
+class CircuitEntry(BaseModel):
+    name: str
+    arity: int = Field(description="input ciphertexts per independent group")
+    elementwise: bool
+    doc: str
+    args: dict = Field(description="JSON Schema of the job's args object")
+
+
+class Catalogue(BaseModel):
+    circuits: list[CircuitEntry]
+
+
+class ParameterSet(BaseModel):
+    name: str
+    fingerprint: str
+    log_n: int
+    slots: int
+    parameters: dict
+
+
+class ParameterSets(BaseModel):
+    parameter_sets: list[ParameterSet]
+
+
+class SessionOpened(BaseModel):
+    session: str
+    parameters: str
+    fingerprint: str
+    key_bytes: int = Field(description="uploaded (compact) key bytes, counted against the key")
+    loaded_key_bytes: int = Field(description="the keys' size once loaded on a worker")
+
+
+class SessionInfo(BaseModel):
+    session: str
+    jobs: int
+    key_bytes: int
+    loaded_key_bytes: int
+    fingerprint: str
+    age_s: float
+
+
+class JobAccepted(BaseModel):
+    job: str
+    inputs: int
+    chunks: int
+
+
+class JobState(BaseModel):
+    job: str
+    state: str = Field(description="running, done or failed")
+    circuit: str
+    inputs: int
+    chunks: int
+    chunks_done: int
+    error: Optional[dict] = None
+    seconds: Optional[float] = None
+    compute_s: Optional[float] = None
 
 
 def _error_response(ref: Refusal) -> Any:
@@ -110,10 +196,14 @@ def build_app(api: Optional[Api]) -> Any:
 
     app.add_exception_handler(RequestValidationError, on_invalid)
 
-    err = {"description": "refused: JSON {error: {status, code, message, limit, ...}}"}
+    err = {"model": ErrorBody, "description": "refused (the JSON body names why)"}
+
+    def ok(model: Any) -> dict:
+        return {200: {"model": model}}
     common = {401: err, 429: err}
 
-    @app.get("/v1/health", summary="Health of the server", responses={503: err, **common})
+    @app.get("/v1/health", summary="Health of the server",
+             responses={**ok(Health), 503: err, **common})
     async def health():  # noqa: ANN202 - FastAPI reads no response model from it
         h = await need_api().ctl.health.remote()
         return JSONResponse(h, status_code=200 if h["status"] != "down" else 503)
@@ -125,11 +215,12 @@ def build_app(api: Optional[Api]) -> Any:
         return Response(await need_api().metrics_text(), media_type=METRICS_TYPE)
 
     @app.get("/v1/circuits", summary="The circuits offered, with their arguments' JSON Schema",
-             responses=common)
+             responses={**ok(Catalogue), **common})
     async def circuits():  # noqa: ANN202 - FastAPI reads no response model from it
         return {"circuits": need_api().catalogue()}
 
-    @app.get("/v1/parameters", summary="The parameter sets sessions may use", responses=common)
+    @app.get("/v1/parameters", summary="The parameter sets sessions may use",
+             responses={**ok(ParameterSets), **common})
     async def parameters():  # noqa: ANN202 - FastAPI reads no response model from it
         return {"parameter_sets": need_api().parameters()}
 
@@ -142,13 +233,13 @@ def build_app(api: Optional[Api]) -> Any:
               "fingerprint, then the key container, compact serialization). Answers the "
               "session id.", openapi_extra={"requestBody": {"required": True,
                                                             "content": _BINARY}},
-              responses={400: err, 413: err, **common})
+              responses={201: {"model": SessionOpened}, 400: err, 413: err, **common})
     async def open_session(request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
         return JSONResponse(await need_api().open_session(key_of(request), request),
                             status_code=201)
 
     @app.get("/v1/sessions/{session_id}", summary="A session's state",
-             responses={404: err, **common})
+             responses={**ok(SessionInfo), 404: err, **common})
     async def session_info(session_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
         key = key_of(request)
         return await need_api().ctl.session_info.remote(session_id, key.owner_token)
@@ -165,7 +256,8 @@ def build_app(api: Optional[Api]) -> Any:
               "frames (Ciphertext.to_bytes()). Chunks start while the body arrives. Answers 202 "
               "with the job id, or with stream=true the result stream itself (200).",
               openapi_extra={"requestBody": {"required": True, "content": _BINARY}},
-              responses={200: {"content": _BINARY, "description": "stream=true: the results"},
+              responses={202: {"model": JobAccepted},
+                         200: {"content": _BINARY, "description": "stream=true: the results"},
                          400: err, 404: err, 413: err, 503: err, **common})
     async def submit(session_id: str, request: Request,
                      stream: bool = Query(False, description="answer with the result stream"),
@@ -179,7 +271,7 @@ def build_app(api: Optional[Api]) -> Any:
         return JSONResponse(job, status_code=202)
 
     @app.get("/v1/sessions/{session_id}/jobs/{job_id}", summary="A job's state",
-             responses={404: err, **common})
+             responses={**ok(JobState), 404: err, **common})
     async def job_status(session_id: str, job_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
         key = key_of(request)
         r = await need_api().ctl.job_results.remote(job_id, key.owner_token, 0, 0.0, False,
@@ -216,6 +308,22 @@ def build_app(api: Optional[Api]) -> Any:
         key = key_of(request)
         await need_api().ctl.drop_job.remote(job_id, key.owner_token, session_id)
         return Response(status_code=204)
+
+    default_openapi = app.openapi
+
+    def openapi_without_422() -> dict:
+        # Invalid parameters are answered 400 with the JSON error body (on_invalid), never 422.
+        if app.openapi_schema is None:
+            schema = default_openapi()
+            for ops in schema.get("paths", {}).values():
+                for op in ops.values():
+                    op.get("responses", {}).pop("422", None)
+            for name in ("HTTPValidationError", "ValidationError"):
+                schema.get("components", {}).get("schemas", {}).pop(name, None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi_without_422  # type: ignore[method-assign]
 
     @app.get("/v1/openapi.json", summary="This schema", responses=common)
     async def openapi():  # noqa: ANN202 - FastAPI reads no response model from it
