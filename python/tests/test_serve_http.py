@@ -111,10 +111,11 @@ def env(tmp_path_factory):
     keyfile = os.path.join(folder, "keys.json")
     keys = {name: apikeys.create(keyfile, name, limits)[0] for name, limits in (
         ("alice", {}), ("bob", {}), ("carol", {}), ("dave", {}),
-        ("slow", {"requests_per_s": 1.0, "burst": 3}),
+        ("slow", {"requests_per_s": 0.2, "burst": 3}),
         ("one_job", {"jobs_in_flight": 1}),
         ("one_session", {"sessions": 1}),
         ("tiny_keys", {"key_bytes": 1 << 20}),
+        ("two_uploads", {"key_bytes": 5 << 20}),
         ("revoked", {}))}
     serve.init_ray(None, num_cpus=4, object_store_mb=256)
     try:
@@ -240,6 +241,7 @@ def test_authentication_401_and_revocation(env: Env) -> None:
     # The schema and unknown paths too: every request is authenticated.
     env.refused("GET", "/v1/openapi.json", 401, key=None)
     env.refused("GET", "/nowhere", 401, key=None)
+    assert env.refused("GET", "/nowhere", 404)["code"] == "not_found"
     assert env.raw("GET", "/v1/health", key="revoked")[0] == 200
     entry = next(k for k in apikeys.load(env.keyfile).values() if k.name == "revoked")
     apikeys.revoke(env.keyfile, entry.id)
@@ -296,6 +298,7 @@ def test_refusals_400_404_413_and_no_worker_crashes(env: Env) -> None:
         (frames.encode_bytes([b"binary first"]), "starts with a JSON frame"),
         (frames.MAGIC + frames.header(frames.JSON, 5) + b"{oops", "not valid JSON"),
         (frames.MAGIC + bytes([7]) + bytes(8), "unknown frame kind"),
+        (frames.MAGIC + frames.header(frames.JSON, 200_000) + b"[" * 200_000, "not valid JSON"),
         (_job_body("nope", cts), "no circuit named 'nope'"),
         (_job_body("rotate_sum", cts, {"width": 3}), "not a power of two"),
         (_job_body("polynomial", cts, {"coeffs": [1.0] * 65}), "65 elements"),
@@ -329,6 +332,7 @@ def test_refusals_400_404_413_and_no_worker_crashes(env: Env) -> None:
                 limit="ciphertexts_per_job")
     env.refused("POST", "/v1/sessions", 413, k.upload.to_bytes(), key="tiny_keys",
                 limit="key_bytes")
+    env.refused("POST", "/v1/sessions", 413, b"x" * ((16 << 20) + 1), limit="upload_bytes")
     # Uploads: malformed, parameters not offered.
     meta = k.upload.metadata()
     env.refused("POST", "/v1/sessions", 400, frames.encode_bytes([meta, b"garbage" * 20]),
@@ -359,7 +363,7 @@ def test_refusals_400_404_413_and_no_worker_crashes(env: Env) -> None:
 
 def test_refusals_429(env: Env) -> None:
     k = _keys()
-    # Rate: 1 request/s with a burst of 3.
+    # Rate: one request every 5 s, with a burst of 3.
     statuses = [env.raw("GET", "/v1/health", key="slow")[0] for _ in range(6)]
     assert statuses[:3] == [200] * 3 and 429 in statuses[3:]
     env.refused("GET", "/v1/health", 429, key="slow", limit="rate")
@@ -384,6 +388,14 @@ def test_refusals_429(env: Env) -> None:
     s.close()
     s = c.open_session(k)
     s.close()
+    assert 2 * len(k.upload.payload) < 5 << 20 < 3 * len(k.upload.payload)
+    c = env.client("two_uploads")
+    opened = [c.open_session(k), c.open_session(k)]
+    env.refused("POST", "/v1/sessions", 429, k.upload.to_bytes(), key="two_uploads",
+                limit="key_bytes")
+    for s in opened:
+        s.close()
+    c.open_session(k).close()
 
 
 def test_polling_stream_metrics_schema(env: Env) -> None:

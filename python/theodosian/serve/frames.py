@@ -69,8 +69,8 @@ def encode_bytes(parts: list[dict[str, Any] | bytes | bytearray | memoryview]) -
 def parse_json(payload: bytes | memoryview, where: str) -> dict[str, Any]:
     try:
         obj = json.loads(bytes(payload))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise FrameError(f"{where}: not valid JSON ({exc})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise FrameError(f"{where}: not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(obj, dict):
         raise FrameError(f"{where}: a JSON object was expected, got {type(obj).__name__}")
     return obj

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import theodosian as th
 
@@ -195,6 +196,13 @@ def build_app(api: Optional[Api]) -> Any:
         return _error_response(Refusal(400, "bad_request", f"invalid request: {detail}"))
 
     app.add_exception_handler(RequestValidationError, on_invalid)
+
+    async def on_http_error(request: Request, exc: Exception) -> Any:
+        status = getattr(exc, "status_code", 500)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "bad_request")
+        return _error_response(Refusal(status, code, str(getattr(exc, "detail", exc))))
+
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
 
     err = {"model": ErrorBody, "description": "refused (the JSON body names why)"}
 
