@@ -21,7 +21,8 @@
 # over the clients, default 16, at least MIN_JOBS=2 per client), PATHS (default
 # in_process,ray,http), PRESET (default bootparam_40), OBJECT_STORE_MB (default 40000: the key
 # upload is kept twice and results are in flight), TIME_LIMIT_S (default 360), PYTHON (default
-# python3), TOPIC (default serve), EXTRA_ARGS (more `python -m theodosian.serve bench-http` options).
+# python3), TOPIC (default serve), EXTRA_ARGS (more options of
+# `python -m theodosian.serve bench-http`).
 # A rehearsal without a GPU (stage with STAGE_CUDA=OFF):
 #   ALLOW_CPU=1 PRESET=test_boot_n12 CLIENTS=1,2 BATCH=2 JOBS=2 MIN_JOBS=1 OBJECT_STORE_MB=400 \
 #     EXTRA_ARGS="--allow-insecure --backend cpu --threads 1 --boot-slots 32" \

@@ -206,34 +206,36 @@ def build_app(api: Optional[Api]) -> Any:
 
     err = {"model": ErrorBody, "description": "refused (the JSON body names why)"}
 
+    # The handlers carry no return annotations: FastAPI would read a response model from them;
+    # the models above describe the answers in the schema only.
     def ok(model: Any) -> dict:
         return {200: {"model": model}}
     common = {401: err, 429: err}
 
     @app.get("/v1/health", summary="Health of the server",
              responses={**ok(Health), 503: err, **common})
-    async def health():  # noqa: ANN202 - FastAPI reads no response model from it
+    async def health():
         h = await need_api().ctl.health.remote()
         return JSONResponse(h, status_code=200 if h["status"] != "down" else 503)
 
     @app.get("/v1/metrics", summary="Metrics (Prometheus text format)",
              response_class=Response, responses={200: {"content": {METRICS_TYPE: {}}},
                                                  **common})
-    async def metrics():  # noqa: ANN202 - FastAPI reads no response model from it
+    async def metrics():
         return Response(await need_api().metrics_text(), media_type=METRICS_TYPE)
 
     @app.get("/v1/circuits", summary="The circuits offered, with their arguments' JSON Schema",
              responses={**ok(Catalogue), **common})
-    async def circuits():  # noqa: ANN202 - FastAPI reads no response model from it
+    async def circuits():
         return {"circuits": need_api().catalogue()}
 
     @app.get("/v1/parameters", summary="The parameter sets sessions may use",
              responses={**ok(ParameterSets), **common})
-    async def parameters():  # noqa: ANN202 - FastAPI reads no response model from it
+    async def parameters():
         return {"parameter_sets": need_api().parameters()}
 
     @app.get("/v1/limits", summary="The limits that apply to this API key", responses=common)
-    async def limits(request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def limits(request: Request):
         return need_api().limits(key_of(request))
 
     @app.post("/v1/sessions", status_code=201, summary="Open a session: upload evaluation keys",
@@ -242,19 +244,19 @@ def build_app(api: Optional[Api]) -> Any:
               "session id.", openapi_extra={"requestBody": {"required": True,
                                                             "content": _BINARY}},
               responses={201: {"model": SessionOpened}, 400: err, 413: err, **common})
-    async def open_session(request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def open_session(request: Request):
         return JSONResponse(await need_api().open_session(key_of(request), request),
                             status_code=201)
 
     @app.get("/v1/sessions/{session_id}", summary="A session's state",
              responses={**ok(SessionInfo), 404: err, **common})
-    async def session_info(session_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def session_info(session_id: str, request: Request):
         key = key_of(request)
         return await need_api().ctl.session_info.remote(session_id, key.owner_token)
 
     @app.delete("/v1/sessions/{session_id}", status_code=204, summary="Close a session",
                 responses={404: err, **common})
-    async def close_session(session_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def close_session(session_id: str, request: Request):
         key = key_of(request)
         await need_api().ctl.close_session.remote(session_id, key.owner_token)
         return Response(status_code=204)
@@ -269,7 +271,7 @@ def build_app(api: Optional[Api]) -> Any:
                          400: err, 404: err, 413: err, 503: err, **common})
     async def submit(session_id: str, request: Request,
                      stream: bool = Query(False, description="answer with the result stream"),
-                     timeout_s: Optional[float] = Query(None, gt=0, le=86400)):  # noqa: ANN202 - FastAPI reads no response model from it
+                     timeout_s: Optional[float] = Query(None, gt=0, le=86400)):
         a = need_api()
         key = key_of(request)
         job = await a.submit(key, session_id, request, timeout_s)
@@ -280,7 +282,7 @@ def build_app(api: Optional[Api]) -> Any:
 
     @app.get("/v1/sessions/{session_id}/jobs/{job_id}", summary="A job's state",
              responses={**ok(JobState), 404: err, **common})
-    async def job_status(session_id: str, job_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def job_status(session_id: str, job_id: str, request: Request):
         key = key_of(request)
         r = await need_api().ctl.job_results.remote(job_id, key.owner_token, 0, 0.0, False,
                                                     session_id)
@@ -294,7 +296,7 @@ def build_app(api: Optional[Api]) -> Any:
              "released. {\"end\": true} once everything was delivered.",
              response_class=Response, responses={200: {"content": _BINARY}, 404: err, **common})
     async def results(session_id: str, job_id: str, request: Request,
-                      have: int = Query(0, ge=0)):  # noqa: ANN202 - FastAPI reads no response model from it
+                      have: int = Query(0, ge=0)):
         key = key_of(request)
         await need_api().check_job(key, session_id, job_id, have)
         return StreamingResponse(need_api().results(key, session_id, job_id, have, False),
@@ -304,7 +306,7 @@ def build_app(api: Optional[Api]) -> Any:
              summary="Stream the results as chunks finish",
              response_class=Response, responses={200: {"content": _BINARY}, 404: err, **common})
     async def stream(session_id: str, job_id: str, request: Request,
-                     have: int = Query(0, ge=0)):  # noqa: ANN202 - FastAPI reads no response model from it
+                     have: int = Query(0, ge=0)):
         key = key_of(request)
         await need_api().check_job(key, session_id, job_id, have)
         return StreamingResponse(need_api().results(key, session_id, job_id, have, True),
@@ -312,7 +314,7 @@ def build_app(api: Optional[Api]) -> Any:
 
     @app.delete("/v1/sessions/{session_id}/jobs/{job_id}", status_code=204,
                 summary="Cancel a job or drop its results", responses={404: err, **common})
-    async def drop_job(session_id: str, job_id: str, request: Request):  # noqa: ANN202 - FastAPI reads no response model from it
+    async def drop_job(session_id: str, job_id: str, request: Request):
         key = key_of(request)
         await need_api().ctl.drop_job.remote(job_id, key.owner_token, session_id)
         return Response(status_code=204)
@@ -334,7 +336,7 @@ def build_app(api: Optional[Api]) -> Any:
     app.openapi = openapi_without_422  # type: ignore[method-assign]
 
     @app.get("/v1/openapi.json", summary="This schema", responses=common)
-    async def openapi():  # noqa: ANN202 - FastAPI reads no response model from it
+    async def openapi():
         return JSONResponse(app.openapi())
 
     return app
