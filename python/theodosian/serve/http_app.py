@@ -18,6 +18,7 @@ from . import frames
 from .errors import ServeError
 from .http_api import Api, Refusal, refusal_of
 from .http_metrics import CONTENT_TYPE as METRICS_TYPE
+from .limits import LIMIT_NAMES
 
 API_TITLE = "theodosian evaluation server"
 _BINARY = {frames.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}
@@ -29,9 +30,8 @@ class ErrorDetail(BaseModel):
     code: str = Field(description="unauthorized, not_found, bad_request, payload_too_large, "
                       "limit, busy, unavailable, internal")
     message: str
-    limit: Optional[str] = Field(None, description="the limit that refused: body_bytes, "
-                                 "upload_bytes, ciphertexts_per_job, key_bytes, sessions, "
-                                 "jobs_in_flight, rate")
+    limit: Optional[str] = Field(None, description="the limit that refused: "
+                                 + ", ".join(LIMIT_NAMES))
     maximum: Optional[float] = None
     value: Optional[float] = None
     retry_after_s: Optional[float] = None

@@ -40,7 +40,7 @@ class KeyLimits:
 
 #: Names of the limits in refusals (the JSON body's "limit" field and the metrics' label).
 LIMIT_NAMES = ("body_bytes", "upload_bytes", "ciphertexts_per_job", "jobs_in_flight",
-               "sessions", "key_bytes", "rate")
+               "sessions", "key_bytes", "rate", "worker_key_budget")
 
 
 @dataclasses.dataclass(frozen=True)

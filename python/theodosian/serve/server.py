@@ -26,7 +26,8 @@ from typing import Any
 
 from . import circuits as circuit_registry
 from .config import NAMESPACE, SERVER_NAME, ServerConfig
-from .errors import BusyError, JobError, ServeError, ServerUnavailableError, SessionError
+from .errors import (BusyError, JobError, LimitError, ServeError, ServerUnavailableError,
+                     SessionError)
 from .jobs import StreamJobs
 from .keys import KeyUpload, parameters_fingerprint
 from .limits import KeyLimits, OwnerQuotas
@@ -227,6 +228,11 @@ class Controller(StreamJobs):
         takes its own copy (a task that returns it: the controller owns the result), so the
         keys outlive the HTTP replica that received them, without passing through this
         process."""
+        if upload.nbytes > self.config.key_budget:
+            raise LimitError(f"the keys ({upload.nbytes / 2**20:.1f} MiB once loaded) exceed a "
+                             f"worker's key budget ({self.config.key_budget / 2**20:.1f} MiB)",
+                             limit="worker_key_budget", status=413,
+                             maximum=self.config.key_budget, value=upload.nbytes)
         self.quotas.admit_session(owner, limits, upload_bytes)
         if self._keep is None:
             self._keep = self._ray.remote(num_cpus=0, num_returns=2)(_keep_upload)
