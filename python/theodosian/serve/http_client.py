@@ -62,6 +62,14 @@ def error_from(status: int, body: dict[str, Any] | None, what: str) -> ServeErro
     return ServeError(f"{msg} (HTTP {status})")
 
 
+def _results(futures: list[concurrent.futures.Future]) -> list[Any]:
+    """The decoded results (a result that does not decode: JobError naming why)."""
+    try:
+        return [f.result() for f in futures]
+    except th.Error as exc:
+        raise JobError(f"a result does not decode: {exc}") from None
+
+
 def _retry_after(exc: BaseException) -> float:
     return float(getattr(exc, "retry_after_s", None) or 0.5)
 
@@ -174,10 +182,7 @@ class HttpClient:
 
     # ---- the API -------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        try:
-            return self._json("GET", "/v1/health", what="health")
-        except ServerUnavailableError:
-            raise
+        return self._json("GET", "/v1/health", what="health")
 
     def metrics(self) -> str:
         """The Prometheus text."""
@@ -235,7 +240,7 @@ class HttpJob:
         c = self._session._client
         resp = c.request("GET", self._path("/stream"), what="job results", timeout_s=timeout_s)
         for entry, outs in self._session._read_stream(resp, host, self):
-            yield (entry["inputs"][0], entry["inputs"][1]), [f.result() for f in outs]
+            yield (entry["inputs"][0], entry["inputs"][1]), _results(outs)
 
     def result(self, timeout_s: float | None = None, *, host: bool = False) -> list[Any]:
         """The job's ciphertexts in order (host: HostCiphertexts, see Session.run)."""
@@ -322,10 +327,7 @@ class HttpSession:
         parts: dict[int, list[concurrent.futures.Future]] = {}
         for entry, outs in self._read_stream(resp, host, job):
             parts[entry["chunk"]] = outs
-        try:
-            return [f.result() for k in sorted(parts) for f in parts[k]]
-        except th.Error as exc:
-            raise JobError(f"a result does not decode: {exc}") from None
+        return _results([f for k in sorted(parts) for f in parts[k]])
 
     def submit(self, circuit: str, cts: Sequence[Any], *, args: dict[str, Any] | None = None,
                timeout_s: float | None = None) -> HttpJob:
