@@ -308,3 +308,32 @@ def test_key_upload_round_trips_as_frames(keys: ClientKeys) -> None:
                                        "relin": True, "rotations": [1, 2],
                                        "conjugation": False, "bootstrap": None}
     assert dataclasses.replace(keys.upload, payload=b"").metadata() == keys.upload.metadata()
+
+
+def test_metrics_are_valid_prometheus_text() -> None:
+    from theodosian.serve.http_metrics import HttpCounters, prometheus_text
+
+    m = {"health": {"status": "degraded", "workers": 2, "workers_alive": 1, "sessions": 3,
+                    "uptime_s": 12.5},
+         "counters": {"jobs_submitted": 7, "jobs_completed": 6, "workers_lost": 1},
+         "queue_depth": 2, "jobs_open": 1, "jobs_running": 1,
+         "latency_ms": {"p50": 120.0, "p99": 480.0, "samples": 6},
+         "workers": [{"worker_id": "w0", "host": 'a"b', "alive": True, "inflight": 1,
+                      "utilization": 0.5, "jobs_done": 4,
+                      "keys": {"device_key_bytes": 10, "device_key_budget": 100,
+                               "evictions": 0}},
+                     {"worker_id": "w1", "host": "b", "alive": False, "inflight": 0}]}
+    http = HttpCounters()
+    http.count("POST", "/v1/sessions/{session_id}/jobs", 202)
+    http.count("GET", "auth", 401)
+    http.refused("rate")
+    text = prometheus_text(m, http, "r1", active_keys=2)
+    assert "theodosian_up 0.5" in text and 'host="a\\"b"' in text
+    parser = pytest.importorskip("prometheus_client.parser")
+    families = {f.name: f for f in parser.text_string_to_metric_families(text)}
+    assert families["theodosian_workers_alive"].samples[0].value == 1
+    reqs = families["theodosian_http_requests"].samples
+    assert {s.labels["status"] for s in reqs} == {"202", "401"}
+    assert families["theodosian_http_refusals"].samples[0].labels["limit"] == "rate"
+    lat = families["theodosian_job_latency_seconds"].samples
+    assert {s.labels.get("quantile") for s in lat if "quantile" in s.labels} == {"0.5", "0.99"}

@@ -78,9 +78,10 @@ def prometheus_text(m: dict[str, Any], http: HttpCounters, replica: str,
     lat = m["latency_ms"]
     for q in ("p50", "p99"):
         if lat.get(q) is not None:
-            w.metric("theodosian_job_latency_seconds", "summary", "Job latency at the server",
+            w.metric("theodosian_job_latency_seconds", "gauge",
+                     "Job latency at the server over the last 2000 jobs, by quantile",
                      round(lat[q] / 1e3, 6), {"quantile": {"p50": "0.5", "p99": "0.99"}[q]})
-    w.metric("theodosian_job_latency_seconds_count", "gauge", "Latency samples",
+    w.metric("theodosian_job_latency_samples", "gauge", "Jobs the latency quantiles are of",
              lat.get("samples", 0))
     for wk in m["workers"]:
         lab = {"worker": wk["worker_id"], "host": wk.get("host", "")}
