@@ -19,10 +19,10 @@
 # Environment: CLIENTS (default 1,16), BATCH (operations per job, default 16), CHUNK (operations
 # per chunk: the unit in which results stream back, default 1), JOBS (jobs per configuration split
 # over the clients, default 16, at least MIN_JOBS=2 per client), PATHS (default
-# in_process,ray,http), PRESET (default bootparam_40), OBJECT_STORE_MB (default 40000: the key
-# upload is kept twice and results are in flight), TIME_LIMIT_S (default 360), PYTHON (default
-# python3), TOPIC (default serve), EXTRA_ARGS (more options of
-# `python -m theodosian.serve bench-http`).
+# in_process,ray,http), HTTP_REPLICAS (ingress replicas, default 1), PRESET (default
+# bootparam_40), OBJECT_STORE_MB (default 40000: the key upload is kept twice and results are in
+# flight), TIME_LIMIT_S (default 360), PYTHON (default python3), TOPIC (default serve), EXTRA_ARGS
+# (more options of `python -m theodosian.serve bench-http`).
 # A rehearsal without a GPU (stage with STAGE_CUDA=OFF):
 #   ALLOW_CPU=1 PRESET=test_boot_n12 CLIENTS=1,2 BATCH=2 JOBS=2 MIN_JOBS=1 OBJECT_STORE_MB=400 \
 #     EXTRA_ARGS="--allow-insecure --backend cpu --threads 1 --boot-slots 32" \
@@ -45,6 +45,7 @@ timeout -s INT -k 10 "${TIME_LIMIT_S:-360}" "$PY" -m theodosian.serve bench-http
   --paths "${PATHS:-in_process,ray,http}" --gpus 1 --batch "${BATCH:-16}" \
   --chunk-groups "${CHUNK:-1}" --jobs "${JOBS:-16}" --min-jobs-per-client "${MIN_JOBS:-2}" \
   --num-cpus "$(nproc)" --object-store-mb "${OBJECT_STORE_MB:-40000}" --topic "${TOPIC:-serve}" \
+  --http-replicas "${HTTP_REPLICAS:-1}" \
   --out "$json" ${EXTRA_ARGS:-} 2>&1 | grep -v 'Token authentication' | tee -a "$OUTDIR/bench.log"
 rc=${PIPESTATUS[0]}
 say "bench-http exit $rc; results: $json"

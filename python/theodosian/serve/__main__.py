@@ -258,7 +258,7 @@ def cmd_bench_http(a: argparse.Namespace) -> int:
         threads=a.threads, key_budget=int(a.key_budget_mb) << 20,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus, chunk_groups=a.chunk_groups,
         paths=a.paths.split(","), transfer_repeats=a.transfer_repeats,
-        log=lambda s: print(s, flush=True), on_record=write)
+        http_replicas=a.http_replicas, log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
         print(f"wrote {len(records)} records to {a.out}")
     return 0
@@ -418,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--chunk-groups", type=int, default=2,
                     help="the server's chunk size (operations): results stream back per chunk")
     sp.add_argument("--transfer-repeats", type=int, default=5)
+    sp.add_argument("--http-replicas", type=int, default=1, help="ingress replicas of the API")
     sp.add_argument("--topic", default="serve")
     sp.add_argument("--out", default="", help="JSON file ({header, results})")
     sp.set_defaults(fn=cmd_bench_http)

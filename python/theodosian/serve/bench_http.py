@@ -48,6 +48,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
                        key_budget: int = 48 << 30, object_store_mb: int | None = None,
                        num_cpus: int | None = None, chunk_groups: int = 4,
                        paths: Sequence[str] = PATHS, transfer_repeats: int = 5,
+                       http_replicas: int = 1,
                        name: str = "theodosian-bench-http",
                        log: Callable[[str], None] = print,
                        on_record: Callable[[dict[str, Any]], None] | None = None
@@ -83,7 +84,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
             port=_free_port(), api_keys=keyfile, parameter_sets=(preset,),
             allow_insecure=allow_insecure, max_body_bytes=8 << 30,
             max_upload_bytes=upload_bytes + (1 << 30), max_ciphertexts_per_job=4 * batch,
-            key_limits=limits, server_name=name))
+            key_limits=limits, server_name=name, replicas=http_replicas))
         log(f"server: {gpus} workers, HTTP at {http.url} ({time.perf_counter() - t_start:.1f} s)")
         t0 = time.perf_counter()
         http_session = HttpClient(http.url, api_key).open_session(keys)
@@ -92,6 +93,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
         ray_session = Client(name=name).open_session(keys) if "ray" in paths else None
         physical = max(1, math.ceil(gpus - 1e-9))
         common = {"gpus": physical, "workers": gpus, "batch": batch,
+                  "http_replicas": http_replicas,
                   "chunk_groups": chunk_groups, "client_results": "host", "preset": preset,
                   "git_commit": git_commit(), "date": datetime.date.today().isoformat()}
         device = ""
