@@ -314,6 +314,8 @@ class HttpSession:
                         err = msg.get("error") or {}
                         raise error_from(int(err.get("status") or 500), {"error": err}, "job")
                     return
+        except ServeError:
+            raise  # the job's own error, from the stream's last frame
         except (frames.FrameError, OSError, http.client.HTTPException) as exc:
             raise ServerUnavailableError(f"result stream broken: {exc}") from None
         finally:
