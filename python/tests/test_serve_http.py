@@ -384,6 +384,23 @@ def test_refusals_429(env: Env) -> None:
                 key="one_job", limit="jobs_in_flight")
     assert len(job.result(60)) == 1
     assert len(s.run("square", cts)) == 1  # the slot is free again
+    # A client that leaves the stream of its submission early frees the slot too.
+    conn = http.client.HTTPSConnection("127.0.0.1", env.port, timeout=60,
+                                       context=ssl.create_default_context(cafile=env.cert))
+    conn.request("POST", f"/v1/sessions/{s.id}/jobs?stream=true", body=_job_body("square", cts),
+                 headers={"Authorization": f"Bearer {env.keys['one_job']}"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.read(8) == frames.MAGIC
+    conn.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            assert len(s.run("square", cts, retries=0)) == 1
+            break
+        except serve.LimitError:
+            time.sleep(0.2)
+    else:
+        pytest.fail("the left stream's job kept its slot")
     s.close()
     # Sessions per key, and key bytes of a key's sessions together.
     c = env.client("one_session")

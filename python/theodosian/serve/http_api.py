@@ -310,11 +310,26 @@ class Api:
                       ) -> AsyncIterator[bytes]:
         """The job's finished chunks past `have` as frames; follow: until the job ends (a
         stream), else one round (chunked polling: what finished within POLL_WAIT_S). The last
-        frame is the job's state ({"end": true, ...} once it ended and everything was sent)."""
-        yield frames.MAGIC
-        if intro is not None:
-            yield frames.json_frame(intro)
+        frame is the job's state ({"end": true, ...} once it ended and everything was sent).
+        intro: the job's description, sent first by the stream that answers its submission; that
+        stream is the job's only reader, so a client that leaves it early drops the job (and its
+        slot among the key's jobs in flight) instead of leaving it to the results' TTL."""
         token = key.owner_token
+        finished = False
+        try:
+            yield frames.MAGIC
+            if intro is not None:
+                yield frames.json_frame(intro)
+            async for frame in self._result_frames(token, session_id, job_id, have, follow):
+                yield frame
+            finished = True
+        finally:
+            if intro is not None and not finished:
+                # Fire and forget: no await here (the stream may be closing under us).
+                self.ctl.drop_job.remote(job_id, token, session_id)
+
+    async def _result_frames(self, token: bytes, session_id: str, job_id: str, have: int,
+                             follow: bool) -> AsyncIterator[bytes]:
         while True:
             try:
                 r = await self.ctl.job_results.remote(job_id, token, have, POLL_WAIT_S, True,
@@ -355,8 +370,7 @@ class Api:
                     r["error"] = {"status": err.get("status", 500), "code": err.get("type"),
                                   "message": err.get("message")}
                 yield frames.json_frame(r)
-                if ended or not follow:
-                    return
+                return
 
     # ---- metrics -------------------------------------------------------------------------------
     async def metrics_text(self) -> str:
