@@ -311,9 +311,9 @@ class Api:
         """The job's finished chunks past `have` as frames; follow: until the job ends (a
         stream), else one round (chunked polling: what finished within POLL_WAIT_S). The last
         frame is the job's state ({"end": true, ...} once it ended and everything was sent).
-        intro: the job's description, sent first by the stream that answers its submission; that
-        stream is the job's only reader, so a client that leaves it early drops the job (and its
-        slot among the key's jobs in flight) instead of leaving it to the results' TTL."""
+        intro: the job's description, sent first by the stream that answers its submission; a
+        client that leaves that stream early drops the job (and its slot among the key's jobs in
+        flight) instead of leaving it to the results' TTL: such a client submits again."""
         token = key.owner_token
         finished = False
         try:
