@@ -315,18 +315,25 @@ class Api:
         client that leaves that stream early drops the job (and its slot among the key's jobs in
         flight) instead of leaving it to the results' TTL: such a client submits again."""
         token = key.owner_token
-        finished = False
         try:
             yield frames.MAGIC
             if intro is not None:
-                yield frames.json_frame(intro)
+                yield frames.json_frame({k: v for k, v in intro.items() if k[0] != "_"})
             async for frame in self._result_frames(token, session_id, job_id, have, follow):
                 yield frame
-            finished = True
+            if intro is not None:
+                intro["_delivered"] = True
         finally:
-            if intro is not None and not finished:
-                # Fire and forget: no await here (the stream may be closing under us).
-                self.ctl.drop_job.remote(job_id, token, session_id)
+            if intro is not None:
+                self.abandon(key, session_id, intro)
+
+    def abandon(self, key: ApiKey, session_id: str, intro: dict[str, Any]) -> None:
+        """Drops the job of a submission's stream that ended before delivering it (once; called
+        where the stream closes and where the response is torn down, whichever comes first).
+        Fire and forget: no await (the stream may be closing under us)."""
+        if not intro.get("_delivered") and not intro.get("_dropped"):
+            intro["_dropped"] = True
+            self.ctl.drop_job.remote(intro["job"], key.owner_token, session_id)
 
     async def _result_frames(self, token: bytes, session_id: str, job_id: str, have: int,
                              follow: bool) -> AsyncIterator[bytes]:

@@ -153,6 +153,22 @@ class AuthMiddleware:
             api.counters.count(scope.get("method", ""), route, status[0])
 
 
+class SubmissionStream(StreamingResponse):
+    """The result stream answering a submission (?stream=true): when the response is torn down
+    before the job was delivered (the client left; the task was cancelled), the job is dropped
+    here, without waiting for the stream's generator to be closed or collected."""
+
+    def __init__(self, content: Any, on_close: Any) -> None:
+        super().__init__(content, media_type=frames.MEDIA_TYPE)
+        self.on_close = on_close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.on_close()
+
+
 def build_app(api: Optional[Api]) -> Any:
     """The FastAPI application (api None: for the schema only)."""
     app = FastAPI(title=API_TITLE, version=th.__version__, openapi_url=None, docs_url=None,
@@ -276,8 +292,8 @@ def build_app(api: Optional[Api]) -> Any:
         key = key_of(request)
         job = await a.submit(key, session_id, request, timeout_s)
         if stream:
-            return StreamingResponse(a.results(key, session_id, job["job"], 0, True, job),
-                                     media_type=frames.MEDIA_TYPE)
+            return SubmissionStream(a.results(key, session_id, job["job"], 0, True, job),
+                                    lambda: a.abandon(key, session_id, job))
         return JSONResponse(job, status_code=202)
 
     @app.get("/v1/sessions/{session_id}/jobs/{job_id}", summary="A job's state",
