@@ -239,7 +239,22 @@ Ciphertext Evaluator::add_const(const Ciphertext& a, std::complex<double> c) con
   return out;
 }
 void Evaluator::add_const_inplace(Ciphertext& a, std::complex<double> c) const {
-  a = add_const(a, c);
+  if (!ctx_->policy().optimizations().inplace_constants || c.imag() != 0) {
+    a = add_const(a, c);
+    return;
+  }
+  // The words of add_const, written over c0 (add_scalar reads and writes each word in place); the
+  // other polys stay where they are instead of being copied into a new ciphertext.
+  detail::require_usable(*ctx_, a, "add_const_inplace: ciphertext");
+  if (c.real() == 0) {
+    a.drop_seed();
+    return;
+  }
+  const std::vector<u32> s =
+      const_residues(*ctx_, c.real() * a.scale(), ctx_->level(a.level()).q_basis);
+  a.drop_seed();
+  const PolyRef c0 = a.poly(0).ref();
+  ctx_->backend().add_scalar(c0, s, c0);
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {

@@ -42,7 +42,7 @@ void run(const EvalModParams& params, const char* name, double min_bits) {
   EXPECT_GT(b, min_bits);
 }
 
-// The lockstep batch (bootstrapping's real and imaginary parts) gives, word for word, what
+// The batched group (bootstrapping's real and imaginary parts) gives, word for word, what
 // evaluate() gives on each ciphertext alone; fresh random inputs.
 void run_batch(const EvalModParams& params) {
   Env e(boot_test_params());
@@ -63,7 +63,7 @@ void run_batch(const EvalModParams& params) {
   EXPECT_EQ(hash_ct(*e.ctx, batch[0]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c0, 4)));
   EXPECT_EQ(hash_ct(*e.ctx, batch[1]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c1, 4)));
   EXPECT_EQ(batch[0].level(), batch[1].level());
-  // A ciphertext at another level cannot join the lockstep batch.
+  // A ciphertext at another level cannot join the batched group.
   const Ciphertext low = e.evaluator.level_down(c1, top - 1);
   const Ciphertext* const mixed[] = {&c0, &low};
   EXPECT_THROW(mod.evaluate_batch(pe, e.evaluator, rlk, mixed), ParameterError);
@@ -85,6 +85,33 @@ TEST(EvalMod, DerivedForSparseKey) {
 TEST(EvalMod, WithArcsine) {
   const EvalModParams p = EvalModParams::derive(32, 12, 2, 11, 3);
   run(p, "EvalMod h=32 + arcsine, 2 pi eps", 24);
+}
+
+// A gain that is not a power of two rides on the cosine's coefficients and the double angles'
+// constants: gain * sin(2 pi x), as precise as the gain 1 relative to the gain.
+TEST(EvalMod, RealGain) {
+  Env e(boot_test_params());
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const PolynomialEvaluator pe(e.evaluator, rlk);
+  const EvalMod mod(EvalModParams{});
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int> ii(-11, 11);
+  std::uniform_real_distribution<double> eps(-1.0 / 512, 1.0 / 512);
+  std::vector<Cplx> y(512), want(512);
+  const double gain = 20.37;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double x = ii(rng) + eps(rng);
+    y[i] = x / mod.input_divisor();
+    want[i] = gain * std::sin(2 * std::numbers::pi * x);
+  }
+  const u32 top = e.ctx->max_level() - 2;
+  const Ciphertext ct = e.encrypt(y, top);
+  const Ciphertext out = mod.evaluate(pe, e.evaluator, rlk, ct, gain);
+  EXPECT_EQ(out.level(), top - mod.params().depth());
+  const double b = bits(e.decrypt(out), want) + std::log2(gain);
+  print_bits("EvalMod, gain 20.37 (relative)", b);
+  EXPECT_GT(b, 16);
+  EXPECT_THROW(mod.evaluate(pe, e.evaluator, rlk, ct, 0.0), ParameterError);
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ Hashes run_mechanisms(const ParameterSet& params, const Optimizations& opt) {
   for (std::size_t i = 0; i < rotated.size(); ++i)
     h["mod_down_rotate_extended_batch " + std::to_string(i)] = hash_ext(ctx, rotated[i]);
 
-  // KeySwitcher::switch_keys with explicit batch sizes (the Fig. 7b sweep's entry point).
+  // KeySwitcher::run with explicit batch sizes (the Fig. 7b sweep's entry point).
   const KeySwitcher& ks = ev.key_switcher();
   const LevelData& lv = ctx.level(f.top);
   for (u32 batch : {1u, 2u, 3u}) {
@@ -122,7 +122,7 @@ TEST(KeySwitchBatch, EverySwitchCombinationGivesTheSameWords) {
   const ContextPtr probe = context_with(p, Optimizations::all());
   const std::size_t two =
       2 * probe->key_switch_planner().footprint(probe->default_encryption_level()).per_switch() + 1;
-  // switch_keys ignores how it is batched.
+  // run() ignores how it is batched.
   EXPECT_EQ(base.at("switch_keys batch 1"), base.at("switch_keys batch 2"));
   EXPECT_EQ(base.at("switch_keys batch 1"), base.at("switch_keys batch 3"));
   const std::map<std::string, Optimizations> configs = {
@@ -408,6 +408,9 @@ TEST(KeySwitchBatch, BootstrapBitExactUnderEveryOptimization) {
   Optimizations chunked = with(true, true, true, 1);
   chunked.output_chunking = true;  // every key switch with two digits or more is chunked
   EXPECT_EQ(run(chunked), base);
+  Optimizations batched = Optimizations::all();
+  batched.batched_evalmod = true;  // EvalMod's parts as one group despite the second stream
+  EXPECT_EQ(run(batched), base);
 }
 
 }  // namespace
