@@ -3,12 +3,12 @@
 // same words (tests/ckks/test_ckks_fusion.cpp, tests/ckks/test_ckks_key_switch_batch.cpp).
 //
 // Fusion (Optimizations::fusion): ModUp, ModDown, rescale, lifting and ModRaise use out-of-place
-// transforms and copies fused into a transform's read (Backend::ntt / intt with src and echo),
-// ModDown's and rescale's tail rides on the NTT's last phase (Backend::ntt_sub_mul_scalar, Cheddar
-// Seq.3), and a batch of transforms over different bases is one backend call. Without it: a copy
-// before every in-place transform of a kept input, a separate sub_mul_scalar, one transform call
-// per run of same-Basis polys (ntt_per_basis). Callers pass their plan's (key switching) or their
-// policy's choice.
+// transforms and copies fused into a transform's read (Backend::ntt / intt with src and
+// input_copy), ModDown's and rescale's tail rides on the NTT's last phase
+// (Backend::ntt_sub_mul_scalar, Cheddar Seq.3), and a batch of transforms over different bases is
+// one backend call. Without it: a copy before every in-place transform of a kept input, a separate
+// sub_mul_scalar, one transform call per run of same-Basis polys (ntt_per_basis). Callers pass
+// their plan's (key switching) or their policy's choice.
 //
 // Multi-poly caching (Optimizations::multi_poly_caching): several conversions in one
 // Backend::bconv_matmul_batch call, which the GPU runs as one launch over all of them (a ModUp's

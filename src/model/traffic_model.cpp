@@ -36,7 +36,7 @@ TrafficCost write_only(PolyRef dst) {
   return {1, dst.limbs(), dst.n, 0, kWordBytes * words(dst.limbs(), dst.n), 0, 0};
 }
 
-TrafficCost ntt(std::span<const PolyRef> polys, bool with_consts, u32 log_n, bool with_echo) {
+TrafficCost ntt(std::span<const PolyRef> polys, bool with_consts, u32 log_n, bool with_input_copy) {
   TrafficCost c;
   std::bitset<256> primes;
   for (const PolyRef& p : polys) {
@@ -52,7 +52,7 @@ TrafficCost ntt(std::span<const PolyRef> polys, bool with_consts, u32 log_n, boo
   // N - 1 twiddles per prime (one per butterfly group), ~N words.
   c.table_bytes = kWordBytes * words(static_cast<u32>(primes.count()), c.n);
   c.macs = w / 2 * log_n + (with_consts ? w : 0);
-  if (with_echo) c.bytes_written += kWordBytes * w;
+  if (with_input_copy) c.bytes_written += kWordBytes * w;
   return c;
 }
 

@@ -18,9 +18,9 @@ TrafficCost write_only(PolyRef dst);
 
 // (I)NTT, in place or out of place alike (every input word read once, every output word written
 // once): twiddles of every distinct prime once; N/2 log2 N butterflies per limb, plus N per limb
-// when the per-limb constants are fused in; an echo writes its words once more.
+// when the per-limb constants are fused in; an input copy writes its words once more.
 TrafficCost ntt(std::span<const PolyRef> polys, bool with_consts, u32 log_n,
-                bool with_echo = false);
+                bool with_input_copy = false);
 // ntt_sub_mul_scalar: the forward NTT, plus the window operands a read and one product per window
 // word.
 TrafficCost ntt_sub_mul_scalar(std::span<const PolyRef> polys, bool with_consts, u32 log_n,

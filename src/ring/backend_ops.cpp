@@ -43,15 +43,15 @@ void Backend::synchronize() {
 // ---- NTT ----------------------------------------------------------------------------------------
 
 void Backend::ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                  std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  checks::transform_args("ntt", "pre_consts", *this, polys, pre_consts, src, echo);
-  do_ntt(polys, pre_consts, src, echo);
+                  std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  checks::transform_args("ntt", "pre_consts", *this, polys, pre_consts, src, input_copy);
+  do_ntt(polys, pre_consts, src, input_copy);
 }
 
 void Backend::intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-                   std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  checks::transform_args("intt", "post_consts", *this, polys, post_consts, src, echo);
-  do_intt(polys, post_consts, src, echo);
+                   std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  checks::transform_args("intt", "post_consts", *this, polys, post_consts, src, input_copy);
+  do_intt(polys, post_consts, src, input_copy);
 }
 
 void Backend::ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,

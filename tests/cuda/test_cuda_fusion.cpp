@@ -1,7 +1,7 @@
 // Key-switching fusion on the GPU, bit-exact against the CPU reference: the fused transform
-// arguments of the Backend (out-of-place src, echo, per-poly constants over mixed bases in one
-// launch, ntt_sub_mul_scalar) for the register kernels (N = 2^12, 2^16) and the shared-memory tile
-// kernels (other N, and N = 2^16 with Tuning::ntt.fast = 0). The mechanisms that use them
+// arguments of the Backend (out-of-place src, input_copy, per-poly constants over mixed bases in
+// one launch, ntt_sub_mul_scalar) for the register kernels (N = 2^12, 2^16) and the shared-memory
+// tile kernels (other N, and N = 2^16 with Tuning::ntt.fast = 0). The mechanisms that use them
 // (Optimizations::fusion) are tests/ckks/test_ckks_fusion.cpp's suites, in the same binary.
 
 #include <gtest/gtest.h>
@@ -66,21 +66,21 @@ std::string label(const KernelPath& s) {
   return "N=2^" + std::to_string(s.log_n) + (s.tile ? " tile" : "");
 }
 
-TEST(CudaFusion, OutOfPlaceTransformsWithEcho) {
+TEST(CudaFusion, OutOfPlaceTransformsWithInputCopy) {
   for (const KernelPath& st : kKernelPaths) {
     Pair& p = backends(st.log_n, st.tile);
     for (const u32 limbs : {1u, 7u, 24u}) {
       const Basis b = random_basis(limbs);
       const auto consts = random_consts(*p.cpu, b);
       for (const bool inverse : {false, true}) {
-        for (const bool echo : {false, true}) {
+        for (const bool input_copy : {false, true}) {
           Twin x(p, b), y(p, b), ox(p, b), oy(p, b), ex(p, b), ey(p, b);
           const auto x0 = words(*p.cpu, x.c);
           Refs out{{ox.c.ref(), oy.c.ref()}, {ox.g.ref(), oy.g.ref()}};
           CRefs src{{x.c.cref(), y.c.cref()}, {x.g.cref(), y.g.cref()}};
           Refs ech{{ex.c.ref(), ey.c.ref()}, {ex.g.ref(), ey.g.ref()}};
-          const std::span<const PolyRef> ec = echo ? ech.c : std::span<const PolyRef>();
-          const std::span<const PolyRef> eg = echo ? ech.g : std::span<const PolyRef>();
+          const std::span<const PolyRef> ec = input_copy ? ech.c : std::span<const PolyRef>();
+          const std::span<const PolyRef> eg = input_copy ? ech.g : std::span<const PolyRef>();
           if (inverse) {
             p.cpu->intt(out.c, consts, src.c, ec);
             p.gpu->intt(out.g, consts, src.g, eg);
@@ -89,13 +89,13 @@ TEST(CudaFusion, OutOfPlaceTransformsWithEcho) {
             p.gpu->ntt(out.g, consts, src.g, eg);
           }
           const std::string what = label(st) + " limbs " + std::to_string(limbs) +
-                                   (inverse ? " intt" : " ntt") + (echo ? " echo" : "");
+                                   (inverse ? " intt" : " ntt") + (input_copy ? " input_copy" : "");
           EXPECT_TRUE(same(p, ox, what + " out[0]"));
           EXPECT_TRUE(same(p, oy, what + " out[1]"));
           EXPECT_EQ(words(*p.gpu, x.g), x0) << what << ": src changed";
-          if (echo) {
-            EXPECT_EQ(words(*p.gpu, ex.g), x0) << what << ": echo";
-            EXPECT_TRUE(same(p, ey, what + " echo[1]"));
+          if (input_copy) {
+            EXPECT_EQ(words(*p.gpu, ex.g), x0) << what << ": input_copy";
+            EXPECT_TRUE(same(p, ey, what + " input_copy[1]"));
           }
         }
       }
@@ -104,18 +104,18 @@ TEST(CudaFusion, OutOfPlaceTransformsWithEcho) {
 }
 
 // Per-poly constants over mixed bases, more polys than kMaxBatch and more limbs than
-// kMaxNttLimbs (several launches), in place with an echo.
+// kMaxNttLimbs (several launches), in place with an input copy.
 TEST(CudaFusion, MixedBasesSplitAcrossLaunches) {
   for (const KernelPath& st :
        {KernelPath{12, false}, KernelPath{16, false}, KernelPath{14, false}}) {
     Pair& p = backends(st.log_n, st.tile);
-    std::vector<Twin> polys, echoes;
+    std::vector<Twin> polys, input_copies;
     std::vector<u32> consts;
     const u32 sizes[] = {3, 40, 1, 37, 5, 2, 2, 9, 1, 1, 4, 3, 2, 1, 1, 1, 2, 3, 39, 38, 40, 35, 1};
     for (const u32 limbs : sizes) {
       const Basis b = random_basis(limbs);
       polys.emplace_back(p, b);
-      echoes.emplace_back(p, b);
+      input_copies.emplace_back(p, b);
       const auto c = random_consts(*p.cpu, b);
       consts.insert(consts.end(), c.begin(), c.end());
     }
@@ -124,8 +124,8 @@ TEST(CudaFusion, MixedBasesSplitAcrossLaunches) {
       for (std::size_t k = 0; k < polys.size(); ++k) {
         r.c.push_back(polys[k].c.ref());
         r.g.push_back(polys[k].g.ref());
-        e.c.push_back(echoes[k].c.ref());
-        e.g.push_back(echoes[k].g.ref());
+        e.c.push_back(input_copies[k].c.ref());
+        e.g.push_back(input_copies[k].g.ref());
       }
       if (inverse) {
         p.cpu->intt(r.c, consts, {}, e.c);
@@ -138,7 +138,7 @@ TEST(CudaFusion, MixedBasesSplitAcrossLaunches) {
         const std::string what =
             label(st) + (inverse ? " intt" : " ntt") + " poly " + std::to_string(k);
         EXPECT_TRUE(same(p, polys[k], what));
-        EXPECT_TRUE(same(p, echoes[k], what + " echo"));
+        EXPECT_TRUE(same(p, input_copies[k], what + " input_copy"));
       }
     }
   }

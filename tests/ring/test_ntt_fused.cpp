@@ -1,5 +1,5 @@
 // The fused transform arguments of the CPU reference backend (backend.h): out-of-place transforms
-// (src), copies fused into the read (echo), per-poly constants over mixed bases, and
+// (src), copies fused into the read (input_copy), per-poly constants over mixed bases, and
 // ntt_sub_mul_scalar, each against the unfused ops it replaces; their capture on the CPU; and the
 // argument errors both backends share (checks::transform_args, sub_mul_epilogue_args).
 
@@ -65,55 +65,55 @@ TEST_F(NttFusedTest, SrcEqualToPolyIsInPlace) {
   EXPECT_EQ(words(*be_, x), words(*be_, r));
 }
 
-TEST_F(NttFusedTest, EchoReceivesTheWordsRead) {
+TEST_F(NttFusedTest, InputCopyReceivesTheWordsRead) {
   const Basis basis = Basis::range(2, 4);
   for (const bool inverse : {false, true}) {
     for (const bool out_of_place : {false, true}) {
       RnsPoly x = random_poly(*be_, basis);
       const auto x0 = words(*be_, x);
-      RnsPoly out = be_->make_poly(basis), echo = be_->make_poly(basis);
+      RnsPoly out = be_->make_poly(basis), input_copy = be_->make_poly(basis);
       RnsPoly ref = copy_of(x);
       const PolyRef target[] = {out_of_place ? out.ref() : x.ref()}, rs[] = {ref.ref()};
       const ConstPolyRef src[] = {x.cref()};
-      const PolyRef echoes[] = {echo.ref()};
+      const PolyRef input_copies[] = {input_copy.ref()};
       const std::span<const ConstPolyRef> s =
           out_of_place ? std::span<const ConstPolyRef>(src) : std::span<const ConstPolyRef>();
       if (inverse) {
-        be_->intt(target, {}, s, echoes);
+        be_->intt(target, {}, s, input_copies);
         be_->intt(rs);
       } else {
-        be_->ntt(target, {}, s, echoes);
+        be_->ntt(target, {}, s, input_copies);
         be_->ntt(rs);
       }
-      EXPECT_EQ(words(*be_, echo), x0);
+      EXPECT_EQ(words(*be_, input_copy), x0);
       EXPECT_EQ(words(*be_, out_of_place ? out : x), words(*be_, ref));
     }
   }
 }
 
 // What ModUp issues: one INTT over slices of different bases, each with its own constants, out
-// of place, with echoes; equal to one call per slice.
+// of place, with input copies; equal to one call per slice.
 TEST_F(NttFusedTest, MixedBasesWithPerPolyConstants) {
   const Basis full = Basis::range(0, 7);
   RnsPoly in = random_poly(*be_, full);
   const u32 cuts[][2] = {{0, 3}, {3, 3}, {6, 1}};
   const std::vector<u32> consts = consts_for(full);
-  RnsPoly coeff = be_->make_poly(full), echo = be_->make_poly(full);
-  std::vector<PolyRef> dst, echoes;
+  RnsPoly coeff = be_->make_poly(full), input_copy = be_->make_poly(full);
+  std::vector<PolyRef> dst, input_copies;
   std::vector<ConstPolyRef> src;
   for (const auto& [start, count] : cuts) {
     dst.push_back(coeff.slice(start, count));
     src.push_back(in.slice(start, count));
-    echoes.push_back(echo.slice(start, count));
+    input_copies.push_back(input_copy.slice(start, count));
   }
-  be_->intt(dst, consts, src, echoes);
+  be_->intt(dst, consts, src, input_copies);
   RnsPoly ref = copy_of(in);
   for (const auto& [start, count] : cuts) {
     const PolyRef one[] = {ref.slice(start, count)};
     be_->intt(one, std::span<const u32>(consts).subspan(start, count));
   }
   EXPECT_EQ(words(*be_, coeff), words(*be_, ref));
-  EXPECT_EQ(words(*be_, echo), words(*be_, in));
+  EXPECT_EQ(words(*be_, input_copy), words(*be_, in));
 }
 
 TEST_F(NttFusedTest, NttSubMulScalarEqualsNttThenSubMulScalar) {
@@ -152,12 +152,12 @@ TEST_F(NttFusedTest, NttSubMulScalarEqualsNttThenSubMulScalar) {
 TEST_F(NttFusedTest, CaptureReplaysFusedCalls) {
   const Basis basis = Basis::range(1, 4);
   RnsPoly in = random_poly(*be_, basis), a = random_poly(*be_, basis);
-  RnsPoly out = be_->make_poly(basis), echo = be_->make_poly(basis);
+  RnsPoly out = be_->make_poly(basis), input_copy = be_->make_poly(basis);
   const std::vector<u32> s = consts_for(basis);
-  const PolyRef outs[] = {out.ref()}, echoes[] = {echo.ref()};
+  const PolyRef outs[] = {out.ref()}, input_copies[] = {input_copy.ref()};
   const ConstPolyRef src[] = {in.cref()}, as[] = {a.cref()};
   const auto run = [&] {
-    be_->intt(outs, {}, src, echoes);
+    be_->intt(outs, {}, src, input_copies);
     be_->ntt_sub_mul_scalar(outs, {}, as, 0, s);
   };
   be_->begin_capture();
@@ -167,11 +167,11 @@ TEST_F(NttFusedTest, CaptureReplaysFusedCalls) {
   for (int rep = 0; rep < 2; ++rep) {
     be_->upload(random_words(*be_, basis).data(), in.ref());
     work->replay();
-    const auto got_out = words(*be_, out), got_echo = words(*be_, echo);
+    const auto got_out = words(*be_, out), got_input_copy = words(*be_, input_copy);
     run();
     EXPECT_EQ(got_out, words(*be_, out));
-    EXPECT_EQ(got_echo, words(*be_, echo));
-    EXPECT_EQ(got_echo, words(*be_, in));
+    EXPECT_EQ(got_input_copy, words(*be_, input_copy));
+    EXPECT_EQ(got_input_copy, words(*be_, in));
   }
 }
 
@@ -209,15 +209,15 @@ TEST_F(NttFusedTest, ArgumentErrors) {
     const PolyRef two[] = {x.slice(0, 2), x.slice(1, 2)};
     be_->ntt(two);
   });
-  // Echo overlapping a poly or its src.
+  // An input copy overlapping a poly or its src.
   expect_error("intt", [&] {
-    const PolyRef echo[] = {x.ref()};
-    be_->intt(xs, {}, {}, echo);
+    const PolyRef input_copy[] = {x.ref()};
+    be_->intt(xs, {}, {}, input_copy);
   });
   expect_error("ntt", [&] {
     const ConstPolyRef src[] = {y.cref()};
-    const PolyRef echo[] = {y.ref()};
-    be_->ntt(xs, {}, src, echo);
+    const PolyRef input_copy[] = {y.ref()};
+    be_->ntt(xs, {}, src, input_copy);
   });
   // Per-poly constants of the wrong count, shared constants over different bases.
   expect_error("ntt", [&] {

@@ -133,13 +133,14 @@ class Backend : public StreamControl {
   //  * src (one per poly, each shaped like its poly): out of place, polys[k] = T(src[k]) and src[k]
   //    is left as it was. src[k] may be polys[k] itself (in place) but must overlap no other poly
   //    of the call. Saves the copy that an in-place transform of a kept input needs.
-  //  * echo (one per poly, each shaped like its poly): a copy fused into the transform's read:
-  //    echo[k] receives the words the transform of polys[k] reads (src[k], else polys[k] before
-  //    the call), unchanged. No echo may overlap a poly, a src or another echo.
+  //  * input_copy (one per poly, each shaped like its poly): a copy of the input fused into the
+  //    transform's read: input_copy[k] receives the words the transform of polys[k] reads (src[k],
+  //    else polys[k] before the call), unchanged. No input_copy may overlap a poly, a src or
+  //    another input_copy.
   void ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts = {},
-           std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {});
+           std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> input_copy = {});
   void intt(std::span<const PolyRef> polys, std::span<const u32> post_consts = {},
-            std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> echo = {});
+            std::span<const ConstPolyRef> src = {}, std::span<const PolyRef> input_copy = {});
   // The tail of ModDown and rescale fused into the forward NTT (Cheddar Seq.3): y_k = NTT of
   // polys[k] in place (pre_consts as for ntt), then on the window of limbs [first, first + W) of
   // polys[k], W = a[k].limbs():
@@ -285,9 +286,9 @@ class Backend : public StreamControl {
   virtual void do_fill_zero(PolyRef dst) = 0;
   virtual void do_synchronize() = 0;
   virtual void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                      std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) = 0;
+                      std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) = 0;
   virtual void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-                       std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) = 0;
+                       std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) = 0;
   virtual void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,
                                      std::span<const u32> pre_consts,
                                      std::span<const ConstPolyRef> a, u32 first,

@@ -66,11 +66,11 @@ void mul_scalar_sum_args(std::string_view op, const Backend& be, std::span<const
                          std::span<const u32> s, ConstPolyRef out);
 // Arguments of Backend::ntt / intt (contract in backend.h): valid, pairwise disjoint polys; consts
 // none, one per limb of polys[0] (the polys then share its Basis) or one per limb of every poly
-// (consts_per_poly); src and echo empty or shaped like the polys, src[k] in place or overlapping no
-// poly, echoes overlapping nothing.
+// (consts_per_poly); src and input_copy empty or shaped like the polys, src[k] in place or
+// overlapping no poly, the input copies overlapping nothing.
 void transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
                     std::span<const PolyRef> polys, std::span<const u32> consts,
-                    std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
+                    std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy);
 // The epilogue of Backend::ntt_sub_mul_scalar: one a[k] per poly, all over a[0]'s Basis, which
 // is the Basis of limbs [first, first + a[0].limbs()) of every poly; one canonical s per limb of
 // a[0]; no a[k] overlapping a poly.

@@ -52,9 +52,9 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CapturedWork> do_end_capture() override;
 
   void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-              std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+              std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override;
   void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-               std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+               std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override;
   void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
                              std::span<const ConstPolyRef> a, u32 first,
                              std::span<const u32> s) override;
@@ -109,20 +109,22 @@ class CpuBackend final : public Backend {
   // One NTT job per limb of every poly, so a batch of small polys still spreads over all threads
   // (cpu_ntt.cpp).
   struct LimbJob {
-    u32* data = nullptr;       // transformed in place
-    const u32* src = nullptr;  // read first (== data in place)
-    u32* echo = nullptr;       // receives the src words (nullable)
+    u32* data = nullptr;        // transformed in place
+    const u32* src = nullptr;   // read first (== data in place)
+    u32* input_copy = nullptr;  // receives the src words (nullable)
     const NttTable* table = nullptr;
     const u32* c = nullptr;    // pre / post constant (nullable)
     const u32* sub = nullptr;  // ntt_sub_mul_scalar: data = (sub - NTT) * s (nullable)
     u32 s = 0;
   };
   std::vector<LimbJob> ntt_jobs(std::span<const PolyRef> polys, std::span<const u32> consts,
-                                std::span<const ConstPolyRef> src, std::span<const PolyRef> echo);
+                                std::span<const ConstPolyRef> src,
+                                std::span<const PolyRef> input_copy);
   void run_transform(const std::vector<LimbJob>& jobs, bool inverse);
   // do_ntt (inverse false) and do_intt (true): the jobs, run now or deferred while capturing.
   void transform(std::span<const PolyRef> polys, std::span<const u32> consts,
-                 std::span<const ConstPolyRef> src, std::span<const PolyRef> echo, bool inverse);
+                 std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy,
+                 bool inverse);
   // do_add and do_sub: out = Op(a, b, q) word by word (cpu_elementwise.cpp).
   template <u32 (*Op)(u32, u32, u32)>
   void binary_mod(ConstPolyRef a, ConstPolyRef b, PolyRef out);

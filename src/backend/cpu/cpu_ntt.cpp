@@ -11,7 +11,7 @@ namespace theo::cpu {
 std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(std::span<const PolyRef> polys,
                                                       std::span<const u32> consts,
                                                       std::span<const ConstPolyRef> src,
-                                                      std::span<const PolyRef> echo) {
+                                                      std::span<const PolyRef> input_copy) {
   const bool per_poly = checks::consts_per_poly(polys, consts);
   std::vector<LimbJob> jobs;
   std::size_t row = 0;  // first constant of polys[p] in the per-poly form
@@ -20,7 +20,7 @@ std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(std::span<const PolyRef> p
       LimbJob job;
       job.data = polys[p].limb(l);
       job.src = src.empty() ? job.data : src[p].limb(l);
-      job.echo = echo.empty() ? nullptr : echo[p].limb(l);
+      job.input_copy = input_copy.empty() ? nullptr : input_copy[p].limb(l);
       job.table = &ntt_table(polys[p].basis[l]);
       job.c = consts.empty() ? nullptr : &consts[(per_poly ? row : 0) + l];
       jobs.push_back(job);
@@ -30,13 +30,13 @@ std::vector<CpuBackend::LimbJob> CpuBackend::ntt_jobs(std::span<const PolyRef> p
   return jobs;
 }
 
-// The reference does what the contract says, one limb at a time: echo the words it reads, move
+// The reference does what the contract says, one limb at a time: copy the words it reads, move
 // them into place, transform in place.
 void CpuBackend::run_transform(const std::vector<LimbJob>& jobs, bool inverse) {
   const std::size_t bytes = std::size_t{n()} * sizeof(u32);
   pool_.run(jobs.size(), [&](std::size_t i) {
     const LimbJob& j = jobs[i];
-    if (j.echo != nullptr) std::memcpy(j.echo, j.src, bytes);
+    if (j.input_copy != nullptr) std::memcpy(j.input_copy, j.src, bytes);
     if (j.src != j.data) std::memcpy(j.data, j.src, bytes);
     if (inverse) {
       intt_limb(j.data, *j.table, j.c);
@@ -53,23 +53,23 @@ void CpuBackend::run_transform(const std::vector<LimbJob>& jobs, bool inverse) {
 }
 
 void CpuBackend::transform(std::span<const PolyRef> polys, std::span<const u32> consts,
-                           std::span<const ConstPolyRef> src, std::span<const PolyRef> echo,
+                           std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy,
                            bool inverse) {
-  const auto jobs = ntt_jobs(polys, consts, src, echo);
-  if (deferred([this, p = owned(polys), c = owned(consts), s = owned(src), e = owned(echo),
+  const auto jobs = ntt_jobs(polys, consts, src, input_copy);
+  if (deferred([this, p = owned(polys), c = owned(consts), s = owned(src), e = owned(input_copy),
                 inverse] { transform(p, c, s, e, inverse); }))
     return;
   run_transform(jobs, inverse);
 }
 
 void CpuBackend::do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                        std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  transform(polys, pre_consts, src, echo, false);
+                        std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  transform(polys, pre_consts, src, input_copy, false);
 }
 
 void CpuBackend::do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-                         std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  transform(polys, post_consts, src, echo, true);
+                         std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  transform(polys, post_consts, src, input_copy, true);
 }
 
 void CpuBackend::do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,

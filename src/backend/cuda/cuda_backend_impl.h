@@ -82,9 +82,9 @@ class CudaBackend final : public Backend {
 
   // cuda_ntt.cpp
   void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-              std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+              std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override;
   void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-               std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override;
+               std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override;
   void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
                              std::span<const ConstPolyRef> a, u32 first,
                              std::span<const u32> s) override;
@@ -171,8 +171,8 @@ class CudaBackend final : public Backend {
   };
   // Every transform (cuda_ntt.cpp); `op` names the public op in the alignment errors.
   void transform(std::string_view op, std::span<const PolyRef> polys, std::span<const u32> consts,
-                 std::span<const ConstPolyRef> src, std::span<const PolyRef> echo, bool inverse,
-                 const Epilogue& epi);
+                 std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy,
+                 bool inverse, const Epilogue& epi);
 
   // One conversion by a plan of this backend (cuda_bconv.cpp).
   void run_bconv(std::string_view op, const BConvPlan& plan, ConstPolyRef in, PolyRef out,

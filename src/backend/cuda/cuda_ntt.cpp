@@ -9,13 +9,13 @@
 namespace theo::cuda {
 
 void CudaBackend::do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-                         std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  transform("ntt", polys, pre_consts, src, echo, false, {});
+                         std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  transform("ntt", polys, pre_consts, src, input_copy, false, {});
 }
 
 void CudaBackend::do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-                          std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
-  transform("intt", polys, post_consts, src, echo, true, {});
+                          std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+  transform("intt", polys, post_consts, src, input_copy, true, {});
 }
 
 void CudaBackend::do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,
@@ -27,7 +27,8 @@ void CudaBackend::do_ntt_sub_mul_scalar(std::span<const PolyRef> polys,
 
 void CudaBackend::transform(std::string_view op, std::span<const PolyRef> polys,
                             std::span<const u32> consts, std::span<const ConstPolyRef> src,
-                            std::span<const PolyRef> echo, bool inverse, const Epilogue& epi) {
+                            std::span<const PolyRef> input_copy, bool inverse,
+                            const Epilogue& epi) {
   const bool per_poly = checks::consts_per_poly(polys, consts);
   const auto aligned = [&](std::string_view name, std::size_t k, const void* p) {
     if (!aligned16(p))
@@ -37,7 +38,7 @@ void CudaBackend::transform(std::string_view op, std::span<const PolyRef> polys,
   for (std::size_t k = 0; k < polys.size(); ++k) {
     aligned("polys", k, polys[k].data);
     if (!src.empty()) aligned("src", k, src[k].data);
-    if (!echo.empty()) aligned("echo", k, echo[k].data);
+    if (!input_copy.empty()) aligned("input_copy", k, input_copy[k].data);
     if (!epi.a.empty()) aligned("a", k, epi.a[k].data);
   }
   // Polys share a launch while they fit (kMaxBatch polys, kMaxNttLimbs limbs), whatever their
@@ -47,7 +48,7 @@ void CudaBackend::transform(std::string_view op, std::span<const PolyRef> polys,
   u32 polys_in = 0, limbs_in = 0;
   bool any_sub = false;
   const auto flush = [&] {
-    launch_ntt(tables_.ring(), tuning_.ntt, batch, limbs_in, !consts.empty(), !echo.empty(),
+    launch_ntt(tables_.ring(), tuning_.ntt, batch, limbs_in, !consts.empty(), !input_copy.empty(),
                any_sub, inverse, stream());
     polys_in = limbs_in = 0;
     any_sub = false;
@@ -62,7 +63,7 @@ void CudaBackend::transform(std::string_view op, std::span<const PolyRef> polys,
     d = NttPoly{};
     d.dst = p.data;
     d.src = src.empty() ? p.data : src[k].data;
-    d.echo = echo.empty() ? nullptr : echo[k].data;
+    d.input_copy = input_copy.empty() ? nullptr : input_copy[k].data;
     if (!epi.a.empty()) {
       d.sub = epi.a[k].data;
       d.sub_first = epi.first;

@@ -44,10 +44,10 @@ struct RingTables {
   // are as much DRAM traffic as the data with pairs: w = ceil(w' q / 2^32) for q < 2^31.
   const u32* fwd_wp = nullptr;  // [prime * N + m]
   const u32* inv_wp = nullptr;  // [prime * N + m]
-  // Row factors of the register row kernels' twiddles made on the fly (N = 2^(4e), ntt.cu): for
-  // row r < 2^(2e) and stage j < e of the second register pass, the Montgomery form (centered) of
-  // psi^(brev_2e(r) 2^(e - j)) (inverse: psi^-(...)), kRowFactors words per row; nullptr for other
-  // N.
+  // Row factors of the register row kernels' twiddles made on the fly (N = 2^(4e),
+  // ntt_register.cu): for row r < 2^(2e) and stage j < e of the second register pass, the
+  // Montgomery form (centered) of psi^(brev_2e(r) 2^(e - j)) (inverse: psi^-(...)), kRowFactors
+  // words per row; nullptr for other N.
   static constexpr u32 kRowFactors = 4;
   const i32* fwd_rowf = nullptr;  // [(prime * 2^(2e) + r) * kRowFactors + j]
   const i32* inv_rowf = nullptr;  // [(prime * 2^(2e) + r) * kRowFactors + j]
@@ -90,9 +90,9 @@ struct NttConfig {
 // One poly of an NTT launch. Its limbs in the launch are listed by NttLimb; limb l of it is read
 // at src + l N and written at dst + l N.
 struct NttPoly {
-  const u32* src = nullptr;  // read by the first phase (== dst in place)
-  u32* dst = nullptr;        // written by the first phase, transformed in place by the second
-  u32* echo = nullptr;       // nullable: receives the words the first phase reads
+  const u32* src = nullptr;   // read by the first phase (== dst in place)
+  u32* dst = nullptr;         // written by the first phase, transformed in place by the second
+  u32* input_copy = nullptr;  // nullable: receives the words the first phase reads
   // Forward epilogue (nullable): on limbs [sub_first, sub_first + sub_limbs) the last phase
   // stores (sub_(l - sub_first) - y_l) * s_l instead of y_l.
   const u32* sub = nullptr;
@@ -134,9 +134,9 @@ bool programmatic_launch();
 void set_programmatic_launch(bool on);
 
 // The first `limbs` limbs of `b`. pre_consts: the forward multiplies by c (the inverse always
-// does); echo: every poly of b has one; epilogue: forward only, some poly has a sub operand.
+// does); input_copy: every poly of b has one; epilogue: forward only, some poly has a sub operand.
 void launch_ntt(const RingTables& t, const NttConfig& cfg, const NttBatch& b, u32 limbs,
-                bool pre_consts, bool echo, bool epilogue, bool inverse, cudaStream_t s);
+                bool pre_consts, bool input_copy, bool epilogue, bool inverse, cudaStream_t s);
 
 // ---- element-wise -------------------------------------------------------------------------------
 enum class EwOp {

@@ -166,9 +166,9 @@ std::vector<ModUpDigits> Stages::mod_up(std::span<const ConstPolyRef> inputs, u3
         std::span<const u32>(lv.mod_up_intt_consts).subspan(lo, limbs);
     if (fused) {
       // One INTT call over every digit of every input, reading the inputs in place (out of place
-      // into `coeffs`) and echoing each digit's words into its own limbs of its ModUp output: no
-      // copy of the input and no per-digit copy.
-      std::vector<PolyRef> slices, echoes;
+      // into `coeffs`) and writing each digit's words, as read, into its own limbs of its ModUp
+      // output (the input copy): no separate copy of the input and no per-digit copy.
+      std::vector<PolyRef> slices, input_copies;
       std::vector<ConstPolyRef> src;
       std::vector<u32> all_consts;
       for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -176,11 +176,11 @@ std::vector<ModUpDigits> Stages::mod_up(std::span<const ConstPolyRef> inputs, u3
           const DigitPlan& d = lv.digits[k];
           slices.push_back(coeffs[i].slice(d.start, d.count));
           src.push_back(inputs[i].slice(d.start, d.count));
-          echoes.push_back(result[i].digits[k].slice(d.start, d.count));
+          input_copies.push_back(result[i].digits[k].slice(d.start, d.count));
         }
         all_consts.insert(all_consts.end(), consts.begin(), consts.end());
       }
-      be.intt(slices, all_consts, src, echoes);
+      be.intt(slices, all_consts, src, input_copies);
       return;
     }
     // One INTT of a copy of the inputs' limbs, with every digit's constants side by side; each
