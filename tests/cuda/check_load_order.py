@@ -2,8 +2,8 @@
 """Fails when a kernel's PTX has a plain global load after a global store in one basic block.
 
 The compiler cannot tell a kernel's output buffers from its inputs, so it keeps such a load behind
-the store. When the store needs an earlier load's words (an echo of the input, an epilogue's
-output), the thread's loads then run one memory latency at a time: ModUp's echoing INTT lost a
+the store. When the store needs an earlier load's words (an input_copy of the input, an epilogue's
+output), the thread's loads then run one memory latency at a time: ModUp's input-copying INTT lost a
 quarter of its time that way (docs/performance-journal.md, "loads before the stores that follow
 them"). Read-only loads (ld.global.nc)
 may move past stores and are not counted; loads in a later basic block (a loop's next iteration,
@@ -65,7 +65,7 @@ def main(paths):
                 print(f"{path}: {name}: global load after a global store: {line}")
         print(f"{path}: {len(found)} kernels checked")
     if bad:
-        print(f"{bad} kernel(s) load after a store; issue the loads first (see ntt.cu, kLoadBatch)")
+        print(f"{bad} kernel(s) load after a store; issue the loads first (see ntt_common.cuh, kLoadBatch)")
         return 1
     return 0
 

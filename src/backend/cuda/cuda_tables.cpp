@@ -15,7 +15,7 @@ DeviceTables::DeviceTables(const RingParams& ring, const std::vector<Modulus>& m
   std::vector<i32> fwd(np * nn), inv(np * nn);
   std::vector<uint2> fwd_s(np * nn), inv_s(np * nn);
   std::vector<u32> fwd_wp(np * nn), inv_wp(np * nn);
-  // Row factors of the register row kernels' on-the-fly twiddles (kernels.h, ntt.cu), for
+  // Row factors of the register row kernels' on-the-fly twiddles (kernels.h, ntt_register.cu), for
   // N = 2^(4e) only: psi^(brev_2e(r) 2^(e - j)) for row r and stage j of the second pass.
   const bool row_factors = ring.log_n % 4 == 0;
   const u32 e = ring.log_n / 4, rows = 1u << (2 * e);
@@ -27,7 +27,7 @@ DeviceTables::DeviceTables(const RingParams& ring, const std::vector<Modulus>& m
     const NttTable t = make_ntt_table(ring.primes[p], ring.log_n);
     const Modulus& m = moduli[p];
     for (std::size_t i = 0; i < nn; ++i) {
-      // The row kernels rebuild w from w' assuming w != 0 (ntt.cu, shoup_pair).
+      // The row kernels rebuild w from w' assuming w != 0 (ntt_register.cu, shoup_pair).
       if (t.fwd[i].w == 0 || t.inv[i].w == 0)
         throw BackendError("CUDA backend: NTT table of prime " + std::to_string(ring.primes[p]) +
                            " has a zero twiddle");
