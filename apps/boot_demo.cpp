@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
   if (preset == "test_boot_n12" && cfg.slots == 0) cfg.slots = 64;
   try {
     const auto setup_start = std::chrono::steady_clock::now();
-    const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
+    const auto ctx = theo::Context::create(
+        theo::load_preset(preset, theo::Environment::read().preset_dir), opts);
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
     {
       // The key-switching dataflow of each level, and where the choice came from.

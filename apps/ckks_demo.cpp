@@ -15,6 +15,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   std::string preset = "n14_s40";
   bool insecure = false;
   u32 slots_wanted = 0;
+  // THEO_PRESET_DIR, read once: searched for presets before the bundled ones.
+  const std::filesystem::path preset_dir = Environment::read().preset_dir;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--preset") == 0 && i + 1 < argc) {
       preset = argv[++i];
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
       slots_wanted = static_cast<u32>(std::stoul(argv[++i]));
     } else {
       std::printf("usage: %s [--preset NAME] [--insecure] [--slots N]\npresets:", argv[0]);
-      for (const auto& name : preset_names())
+      for (const auto& name : preset_names(preset_dir))
         std::printf(" %s", name.c_str());
       std::printf("\n");
       return 2;
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
   }
   try {
     ParameterSet params;
-    const auto names = preset_names();
+    const auto names = preset_names(preset_dir);
     if (std::find(names.begin(), names.end(), preset) == names.end() && preset == "n14_s40") {
       PrimeSystemSpec spec;
       spec.log_n = 14;
@@ -75,7 +78,7 @@ int main(int argc, char** argv) {
       params = generate_prime_system(spec);
       params.name = "generated n14, 6 levels, Delta 2^40";
     } else {
-      params = load_preset(preset);
+      params = load_preset(preset, preset_dir);
     }
     ContextOptions options;
     options.allow_insecure = insecure;

@@ -11,6 +11,7 @@
 #include "theo/ckks/key_generator.h"
 #include "theo/ckks/key_switcher.h"
 #include "theo/ckks/keys.h"
+#include "theo/common/environment.h"
 #include "theo/errors.h"
 #include "theo/io/serialization.h"
 #include "theo/math/parameter_grid.h"

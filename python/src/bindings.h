@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -518,6 +519,10 @@ inline theo::BackendChoice parse_backend(const std::string& name) {
   throw_parameter("backend must be \"auto\", \"cpu\" or \"cuda\" (got \"" + name + "\")");
 }
 
+// The folder every preset lookup of the module searches first: THEO_PRESET_DIR as the environment
+// had it when the module was imported (bind_context reads it once; docs/configuration.md).
+const std::filesystem::path& preset_dir();
+
 inline theo::ParameterSet params_from(nb::handle obj) {
   if (nb::isinstance<theo::ParameterSet>(obj)) return nb::cast<theo::ParameterSet>(obj);
   nb::object os = nb::module_::import_("os");
@@ -527,7 +532,7 @@ inline theo::ParameterSet params_from(nb::handle obj) {
                                  text.find('\\') != std::string::npos ||
                                  (text.size() > 5 && text.ends_with(".json"));
     if (looks_like_path) return theo::load_parameter_file(text);
-    return theo::load_preset(text);
+    return theo::load_preset(text, preset_dir());
   }
   throw nb::type_error("params must be a Parameters, a preset name or a path to a JSON file");
 }
@@ -554,26 +559,47 @@ inline constexpr ErrorClass kErrorClasses[] = {{"SecurityError", is_a<theo::Secu
                                                {"Error", is_a<theo::Error>}};
 inline constexpr std::size_t kNumErrorClasses = std::size(kErrorClasses);
 
-inline void register_exceptions(nb::module_& m) {
-  nb::module_ errors = nb::module_::import_("theodosian._errors");
-  // Never released: the translator may run until interpreter shutdown.
-  static PyObject* cls[kNumErrorClasses];
-  for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
-    m.attr(kErrorClasses[i].name) = errors.attr(kErrorClasses[i].name);
-    cls[i] = errors.attr(kErrorClasses[i].name).inc_ref().ptr();
-  }
+// The classes of kErrorClasses in theodosian._errors, looked up once and never released (a
+// translator may run until interpreter shutdown).
+inline PyObject* const* error_classes() {
+  static PyObject* const* const cls = [] {
+    static PyObject* c[kNumErrorClasses];
+    nb::module_ errors = nb::module_::import_("theodosian._errors");
+    for (std::size_t i = 0; i < kNumErrorClasses; ++i)
+      c[i] = errors.attr(kErrorClasses[i].name).inc_ref().ptr();
+    return c;
+  }();
+  return cls;
+}
+
+// Translates the library's exceptions into the first of kErrorClasses they are, the Python
+// message being kMessage(what()). nanobind tries the translator registered last first.
+template <std::string (*kMessage)(const char* what)>
+void register_error_translator() {
+  error_classes();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const theo::Error& e) {
       for (std::size_t i = 0; i < kNumErrorClasses; ++i) {
         if (kErrorClasses[i].is(&e)) {
-          PyErr_SetString(cls[i], e.what());
+          PyErr_SetString(error_classes()[i], kMessage(e.what()).c_str());
           return;
         }
       }
     }
   });
+}
+
+inline std::string message_as_is(const char* what) {
+  return what;
+}
+
+inline void register_exceptions(nb::module_& m) {
+  nb::module_ errors = nb::module_::import_("theodosian._errors");
+  for (std::size_t i = 0; i < kNumErrorClasses; ++i)
+    m.attr(kErrorClasses[i].name) = errors.attr(kErrorClasses[i].name);
+  register_error_translator<message_as_is>();
 }
 
 // The bindings of one topic each (<topic>_bindings.cpp), called in this order by NB_MODULE

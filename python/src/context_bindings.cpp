@@ -1,14 +1,30 @@
 // Bindings of the module functions (presets, cuda_available, ...), Parameters and Context.
 
+#include <filesystem>
+
 #include "bindings.h"
 #include "theo/backend/factory.h"
+#include "theo/common/environment.h"
 
 namespace theopy {
 
+namespace {
+
+std::filesystem::path g_preset_dir;
+
+}  // namespace
+
+const std::filesystem::path& preset_dir() {
+  return g_preset_dir;
+}
+
 void bind_context(nb::module_& m) {
-  m.def("presets", &theo::preset_names,
-        "Names of the bundled parameter presets (e.g. 'bootparam_40'); load one with "
-        "Parameters.preset(name).");
+  g_preset_dir = theo::Environment::read().preset_dir;
+  m.def(
+      "presets", [] { return theo::preset_names(preset_dir()); },
+      "Names of the bundled parameter presets (e.g. 'bootparam_40') and of the JSON files in "
+      "THEO_PRESET_DIR as it was when theodosian was imported; load one with "
+      "Parameters.preset(name).");
   m.def("cuda_available", &theo::cuda_available,
         "True when this build has the CUDA backend and a usable GPU is present.");
   m.def("max_log2_pq_128", &theo::max_log2_pq_128, "log_n"_a,
@@ -23,9 +39,10 @@ void bind_context(nb::module_& m) {
       "Parameters.from_file(path), Parameters.from_json(text) or Parameters.generate(...). "
       "Fields may be edited; the set is validated when a Context is created.")
       .def_static(
-          "preset", [](const std::string& name) { return theo::load_preset(name); }, "name"_a,
-          "Loads a bundled preset by name (see theodosian.presets()). Raises ParameterError for "
-          "an unknown name.")
+          "preset", [](const std::string& name) { return theo::load_preset(name, preset_dir()); },
+          "name"_a,
+          "Loads a bundled preset by name (see theodosian.presets()), THEO_PRESET_DIR's first. "
+          "Raises ParameterError for an unknown name.")
       .def_static(
           "from_file",
           [](const std::filesystem::path& path) { return theo::load_parameter_file(path); },

@@ -28,7 +28,6 @@
 #include <sstream>
 
 #include "common/enum_names.h"
-#include "theo/common/environment.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
 
@@ -398,16 +397,16 @@ std::string to_json(const ParameterSet& p) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Presets: $THEO_PRESET_DIR (Environment::preset_dir, read at each lookup) first, then the texts
-// embedded at build time, then the source tree's presets/ folder (compile-time THEO_PRESET_DIR) for
-// files added since the build.
+// Presets: the caller's preset_dir first, then the texts embedded at build time, then the source
+// tree's presets/ folder (compile-time THEO_PRESET_DIR) for files added since the build.
 
 namespace {
 
-std::vector<std::filesystem::path> preset_dirs(bool env_only) {
+std::vector<std::filesystem::path> preset_dirs(const std::filesystem::path& preset_dir,
+                                               bool callers_only) {
   std::vector<std::filesystem::path> dirs;
-  if (const std::string dir = Environment::read().preset_dir; !dir.empty()) dirs.emplace_back(dir);
-  if (env_only) return dirs;
+  if (!preset_dir.empty()) dirs.push_back(preset_dir);
+  if (callers_only) return dirs;
 #ifdef THEO_PRESET_DIR
   dirs.emplace_back(THEO_PRESET_DIR);
 #endif
@@ -422,11 +421,11 @@ const char* embedded(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> preset_names() {
+std::vector<std::string> preset_names(const std::filesystem::path& preset_dir) {
   std::set<std::string> names;
   for (const detail::EmbeddedPreset* e = detail::kEmbeddedPresets; e->name; ++e)
     names.insert(e->name);
-  for (const auto& dir : preset_dirs(false)) {
+  for (const auto& dir : preset_dirs(preset_dir, false)) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
       if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
@@ -434,7 +433,7 @@ std::vector<std::string> preset_names() {
   return {names.begin(), names.end()};
 }
 
-ParameterSet load_preset(const std::string& name) {
+ParameterSet load_preset(const std::string& name, const std::filesystem::path& preset_dir) {
   if (name.empty() || name.find_first_of("/\\.") != std::string::npos)
     fail("preset name \"" + name + "\" is not a plain name (expected e.g. bootparam_40)");
   auto from_file = [&](const std::filesystem::path& dir, ParameterSet& out) {
@@ -446,7 +445,7 @@ ParameterSet load_preset(const std::string& name) {
     return true;
   };
   ParameterSet p;
-  for (const auto& dir : preset_dirs(true))
+  for (const auto& dir : preset_dirs(preset_dir, true))
     if (from_file(dir, p)) return p;
   if (const char* text = embedded(name)) {
     try {
@@ -458,7 +457,7 @@ ParameterSet load_preset(const std::string& name) {
 #ifdef THEO_PRESET_DIR
   if (from_file(THEO_PRESET_DIR, p)) return p;
 #endif
-  fail("unknown preset \"" + name + "\" (available: " + join(preset_names()) + ")");
+  fail("unknown preset \"" + name + "\" (available: " + join(preset_names(preset_dir)) + ")");
 }
 
 ParameterSet with_log_degree(const ParameterSet& p, u32 log_degree) {

@@ -381,23 +381,29 @@ TEST(Params, Presets) {
   EXPECT_THROW(load_preset(""), ParameterError);
 }
 
-TEST(Params, PresetDirFromEnvironment) {
+// A preset folder passed to the lookup is searched first; the lookup reads no environment
+// variable (THEO_PRESET_DIR is read once by the program that honours it and passed here).
+TEST(Params, PresetDirIsAnExplicitInput) {
   const fs::path dir = fs::temp_directory_path() / ("theo_presets_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   ParameterSet p = load_preset("bootparam_40");
-  p.comment = "from THEO_PRESET_DIR";
+  p.comment = "from the preset folder";
   p.name.clear();
-  std::ofstream(dir / "my_env_preset.json") << to_json(p);
-  ::setenv("THEO_PRESET_DIR", dir.c_str(), 1);
-  const auto names = preset_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "my_env_preset"), names.end());
-  const ParameterSet q = load_preset("my_env_preset");
-  EXPECT_EQ(q.comment, "from THEO_PRESET_DIR");
-  EXPECT_EQ(q.name, "my_env_preset");
+  std::ofstream(dir / "my_folder_preset.json") << to_json(p);
+  const auto names = preset_names(dir);
+  EXPECT_NE(std::find(names.begin(), names.end(), "my_folder_preset"), names.end());
+  const ParameterSet q = load_preset("my_folder_preset", dir);
+  EXPECT_EQ(q.comment, "from the preset folder");
+  EXPECT_EQ(q.name, "my_folder_preset");
   // Embedded presets are still found.
-  EXPECT_EQ(load_preset("bootparam_35").log_default_scale, 35u);
+  EXPECT_EQ(load_preset("bootparam_35", dir).log_default_scale, 35u);
+  // Without the folder the preset is unknown, also with THEO_PRESET_DIR naming it.
+  EXPECT_THROW(load_preset("my_folder_preset"), ParameterError);
+  ::setenv("THEO_PRESET_DIR", dir.c_str(), 1);
+  EXPECT_THROW(load_preset("my_folder_preset"), ParameterError);
+  const auto without = preset_names();
+  EXPECT_EQ(std::find(without.begin(), without.end(), "my_folder_preset"), without.end());
   ::unsetenv("THEO_PRESET_DIR");
-  EXPECT_THROW(load_preset("my_env_preset"), ParameterError);
   fs::remove_all(dir);
 }
 

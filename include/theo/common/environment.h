@@ -5,9 +5,10 @@
 //
 // Nothing deep in the library reads them. Context::create reads them once into its
 // ExecutionPolicy (theo/plan/execution_policy.h), which is immutable afterwards: changing a
-// variable after a Context exists has no effect on it. Two free functions that run without a
-// Context read them at each call: make_default_backend (THEO_BACKEND) and the preset lookup
-// (THEO_PRESET_DIR).
+// variable after a Context exists has no effect on it. make_default_backend, which runs without a
+// Context, reads THEO_BACKEND at each call. The preset lookup (load_preset) reads none: a program
+// that honours THEO_PRESET_DIR reads it once and passes the folder (the Python module at import,
+// the apps at start).
 
 #include <optional>
 #include <string>

@@ -62,9 +62,12 @@ std::string to_json(const ParameterSet& p);
 void validate(const ParameterSet& p);
 
 // Bundled presets: "bootparam_30", "bootparam_35", "bootparam_40", "bootparam_40_64bit" (the
-// anchor files) and the generated sets listed by preset_names().
-std::vector<std::string> preset_names();
-ParameterSet load_preset(const std::string& name);
+// anchor files) and the generated sets listed by preset_names(). A preset_dir that is not empty
+// is a folder of <name>.json files searched before them: the lookup itself reads no environment
+// variable; a program that honours THEO_PRESET_DIR reads it once and passes it
+// (Environment::read().preset_dir; the Python module does so when it is imported).
+std::vector<std::string> preset_names(const std::filesystem::path& preset_dir = {});
+ParameterSet load_preset(const std::string& name, const std::filesystem::path& preset_dir = {});
 
 // The same primes, level structure and scales on a smaller ring N = 2^log_degree (every prime that
 // is 1 mod 2N stays 1 mod 2N' for N' < N): a small-N stand-in with the numeric behaviour of a
