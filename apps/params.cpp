@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_number.h"
+#include "cli.h"
 #include "theo/errors.h"
 #include "theo/math/parameter_grid.h"
 #include "theo/math/security.h"

@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "theo/circuits/bootstrapper.h"
 #include "theo/model/cost_only_backend.h"
 #include "theo/model/traffic.h"
@@ -69,15 +70,6 @@ int usage() {
       "[--cache-mib m] [--helr-iterations k] [--resnet-model file] [--resnet-min-keys] "
       "[--insecure] [--min-keys] [--levers spec] [--commit sha] [--out-dir dir]\n");
   return 2;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 // The highest level with at most `limbs` limbs (as theo_bench's --limbs).
@@ -139,7 +131,7 @@ int main(int argc, char** argv) {
         a == "--resnet-model" || a == "--levers") {
       const char* v = next();
       if (!v) return usage();
-      if (a == "--workloads") workloads = split(v);
+      if (a == "--workloads") workloads = theo::apps::split_list(v);
       if (a == "--limbs") limbs = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
       if (a == "--rotation") rotation = std::atoi(v);
       if (a == "--commit") commit = v;
@@ -194,7 +186,8 @@ int main(int argc, char** argv) {
         return theo::make_cost_only_backend(r, l2);
       };
     }
-    const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
+    const auto ctx = theo::Context::create(
+        theo::load_preset(preset, theo::Environment::read().preset_dir), opts);
     const theo::u32 level =
         limbs == 0 ? ctx->max_level() : level_for(*ctx, static_cast<theo::u32>(limbs));
     std::printf("theo_trace: %s on %s, N = %u, level %u (%u limbs), dnum %u, alpha %u\n",

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_number.h"
+#include "cli.h"
 #include "theo/theodosian.h"
 
 namespace {
@@ -39,14 +39,6 @@ using json = nlohmann::json;
                "                 [--reps 7] [--warmup 2] [--batch 4] [--confirm 2] [--threads T]\n"
                "                 [--insecure] [--json FILE]\n";
   std::exit(2);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, sep);)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 u32 number(const std::string& what, const std::string& v) {
@@ -75,6 +67,8 @@ Options parse(int argc, char** argv) {
     o.sets.push_back(generate_grid_parameters(c));
     o.grid_levels_top = true;
   };
+  // THEO_PRESET_DIR, read once: searched for --preset names before the bundled presets.
+  const std::string preset_dir = Environment::read().preset_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--insecure") {
@@ -89,12 +83,12 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) usage("missing value after " + a);
     const std::string v = argv[++i];
     if (a == "--preset") {
-      o.sets.push_back(load_preset(v));
+      o.sets.push_back(load_preset(v, preset_dir));
     } else if (a == "--params") {
       o.sets.push_back(load_parameter_file(v));
     } else if (a == "--cells") {
-      for (const std::string& c : split(v, ';')) {
-        const auto p = split(c, ',');
+      for (const std::string& c : apps::split_list(v, ';')) {
+        const auto p = apps::split_list(c, ',');
         if (p.size() != 3) usage("--cells wants N,L,D triples separated by ';'");
         add_cell({number("--cells", p[0]), number("--cells", p[1]), number("--cells", p[2])});
       }
@@ -132,7 +126,7 @@ std::vector<u32> levels_of(const Options& o, const ParameterSet& p) {
   if (spec == "all") return {};
   if (spec == "top") return {p.max_level()};
   std::vector<u32> out;
-  for (const std::string& l : split(spec, ','))
+  for (const std::string& l : apps::split_list(spec, ','))
     out.push_back(number("--levels", l));
   return out;
 }

@@ -37,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli.h"
 #include "records.h"
 #include "theo/circuits/bootstrapper.h"
 #include "theo/theodosian.h"
@@ -61,15 +62,6 @@ struct Options {
   bool insecure = false;
   std::string out;
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string x;
-  while (std::getline(ss, x, ','))
-    if (!x.empty()) v.push_back(x);
-  return v;
-}
 
 int usage() {
   std::fprintf(stderr,
@@ -276,9 +268,9 @@ int run(int argc, char** argv) {
       if (v != "cuda" && v != "cpu") return usage();
       o.backend = v;
     } else if (a == "--presets") {
-      o.presets = split(v);
+      o.presets = apps::split_list(v);
     } else if (a == "--configs") {
-      o.configs = split(v);
+      o.configs = apps::split_list(v);
     } else if (a == "--reps") {
       o.reps = count();
     } else if (a == "--warmup") {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_commit.h"
+#include "cuda_probe_check.h"
 #include "math/compact_expand.h"
 #include "theo/math/modarith.h"
 #include "theo/math/params.h"
@@ -38,16 +39,6 @@ using theo::Modulus;
 using theo::u32;
 using theo::u64;
 namespace ce = theo::compact_expand;
-
-#define CK(call)                                                                               \
-  do {                                                                                         \
-    const cudaError_t err_ = (call);                                                           \
-    if (err_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(err_), __FILE__, \
-                   __LINE__, #call);                                                           \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 constexpr u32 kN = 1u << 16;
 constexpr u32 kAux = 12;  // bootparam_40's alpha

@@ -10,6 +10,7 @@
 
 #include "ablation_bench.h"
 #include "bench_case.h"
+#include "cli.h"
 #include "dataflows_bench.h"
 #include "host_info.h"
 #include "model_bench.h"
@@ -49,16 +50,8 @@ struct Options {
   std::string tuning_dir;
 };
 
-std::vector<std::string> split(const std::string& s, char sep = ',') {
-  std::vector<std::string> parts;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, sep);)
-    if (!item.empty()) parts.push_back(item);
-  return parts;
-}
-
 std::vector<std::string> split_cells(const std::string& s) {
-  return split(s, ';');
+  return apps::split_list(s, ';');
 }
 
 [[noreturn]] void usage(const std::string& error) {
@@ -115,13 +108,13 @@ Options parse(int argc, char** argv) {
       if (a == "--backend")
         o.backend = v;
       else if (a == "--ops")
-        o.ops = split(v);
+        o.ops = apps::split_list(v);
       else if (a == "--n")
         o.n = static_cast<u32>(std::stoul(v));
       else if (a == "--limbs") {
         o.limbs_given = true;
         o.limbs.clear();
-        for (const auto& l : split(v))
+        for (const auto& l : apps::split_list(v))
           o.limbs.push_back(static_cast<u32>(std::stoul(l)));
       } else if (a == "--alpha")
         o.alpha = static_cast<u32>(std::stoul(v));
@@ -153,7 +146,7 @@ Options parse(int argc, char** argv) {
         o.tuning_dir = v;
       else if (a == "--cells") {
         for (const auto& c : split_cells(v)) {
-          const auto parts = split(c);
+          const auto parts = apps::split_list(c);
           if (parts.size() != 3) usage("--cells wants N,L,D triples separated by ';'");
           o.cells.push_back({static_cast<u32>(std::stoul(parts[0])),
                              static_cast<u32>(std::stoul(parts[1])),

@@ -11,12 +11,14 @@ add_custom_target(theo_bench_commit
   VERBATIM)
 
 # A benchmark program: linked with the library and nlohmann-json, the stamped commit
-# (bench_commit.h) and THEO_SOURCE_DIR at hand, the project's warnings.
+# (bench_commit.h), the tools' command-line helpers (apps/cli.h) and THEO_SOURCE_DIR at hand, the
+# project's warnings.
 function(theo_bench_program name)
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE theodosian::theo nlohmann_json::nlohmann_json)
   add_dependencies(${name} theo_bench_commit)
-  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated
+                                             ${PROJECT_SOURCE_DIR}/apps)
   target_compile_definitions(${name} PRIVATE THEO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   theo_target_warnings(${name})
 endfunction()

@@ -41,6 +41,42 @@ void def_with_inplace(nb::class_<Ev>& cls, Named op, Named inplace, Make make, R
       a_arg, extra..., inplace.doc);
 }
 
+// The operand a binary op reads from the second argument: its ciphertext or its plaintext.
+const theo::Ciphertext& operand(const Ct& c) {
+  return c.ct;
+}
+const theo::Plaintext& operand(const Pt& p) {
+  return p.pt;
+}
+
+// A binary op a (op) b through def_with_inplace, kOp the Evaluator member it calls (add, sub,
+// add_plain, sub_plain, multiply_plain); the result is real when both operands are.
+template <typename B, auto kOp>
+void def_binary(nb::class_<Ev>& cls, Named op, Named inplace) {
+  def_with_inplace<const B&>(
+      cls, op, inplace,
+      [](const Ev& e, const char*, const Ct& a, const B& b) {
+        return [&] { return (e.s->evaluator.*kOp)(a.ct, operand(b)); };
+      },
+      [](const Ct& a, const B& b) { return a.real && b.real; }, "a"_a, "b"_a);
+}
+
+// A product a * b relinearized with a key (the argument, else the Evaluator's, else the
+// Context's), kOp the Evaluator member it calls (multiply, multiply_relin_rescale).
+using Product = theo::Ciphertext (theo::Evaluator::*)(const theo::Ciphertext&,
+                                                      const theo::Ciphertext&,
+                                                      const theo::RelinKey&) const;
+template <Product kOp>
+void def_product(nb::class_<Ev>& cls, const char* name, const nb::arg_v& rk_arg, const char* doc) {
+  cls.def(
+      name,
+      [name](const Ev& e, const Ct& a, const Ct& b, const WRelinKey* rk) {
+        auto k = pick_relin(e.s, &e, rk, name);
+        return run_ct(e.s, a.real && b.real, [&] { return (e.s->evaluator.*kOp)(a.ct, b.ct, *k); });
+      },
+      "a"_a, "b"_a, rk_arg, doc);
+}
+
 }  // namespace
 
 void bind_evaluator(nb::module_& m) {
@@ -76,32 +112,14 @@ void bind_evaluator(nb::module_& m) {
           "ciphertext"_a, "A deep copy.");
 
   // additive
-  def_with_inplace<const Ct&>(
-      cls, {"add", "a + b."}, {"add_inplace", "a += b."},
-      [](const Ev& e, const char*, const Ct& a, const Ct& b) {
-        return [&] { return e.s->evaluator.add(a.ct, b.ct); };
-      },
-      [](const Ct& a, const Ct& b) { return a.real && b.real; }, "a"_a, "b"_a);
-  def_with_inplace<const Ct&>(
-      cls, {"sub", "a - b."}, {"sub_inplace", "a -= b."},
-      [](const Ev& e, const char*, const Ct& a, const Ct& b) {
-        return [&] { return e.s->evaluator.sub(a.ct, b.ct); };
-      },
-      [](const Ct& a, const Ct& b) { return a.real && b.real; }, "a"_a, "b"_a);
-  def_with_inplace<const Pt&>(
-      cls, {"add_plain", "a + plaintext (scales must match)."},
-      {"add_plain_inplace", "a += plaintext."},
-      [](const Ev& e, const char*, const Ct& a, const Pt& b) {
-        return [&] { return e.s->evaluator.add_plain(a.ct, b.pt); };
-      },
-      [](const Ct& a, const Pt& b) { return a.real && b.real; }, "a"_a, "b"_a);
-  def_with_inplace<const Pt&>(
-      cls, {"sub_plain", "a - plaintext (scales must match)."},
-      {"sub_plain_inplace", "a -= plaintext."},
-      [](const Ev& e, const char*, const Ct& a, const Pt& b) {
-        return [&] { return e.s->evaluator.sub_plain(a.ct, b.pt); };
-      },
-      [](const Ct& a, const Pt& b) { return a.real && b.real; }, "a"_a, "b"_a);
+  def_binary<Ct, &theo::Evaluator::add>(cls, {"add", "a + b."}, {"add_inplace", "a += b."});
+  def_binary<Ct, &theo::Evaluator::sub>(cls, {"sub", "a - b."}, {"sub_inplace", "a -= b."});
+  def_binary<Pt, &theo::Evaluator::add_plain>(cls,
+                                              {"add_plain", "a + plaintext (scales must match)."},
+                                              {"add_plain_inplace", "a += plaintext."});
+  def_binary<Pt, &theo::Evaluator::sub_plain>(cls,
+                                              {"sub_plain", "a - plaintext (scales must match)."},
+                                              {"sub_plain_inplace", "a -= plaintext."});
   def_with_inplace<Cplx>(
       cls, {"add_const", "Adds the constant c to every slot (no level used)."},
       {"add_const_inplace", "Adds the constant c to every slot in place."},
@@ -117,24 +135,18 @@ void bind_evaluator(nb::module_& m) {
       [](const Ct& a) { return a.real; }, "a"_a);
 
   // multiplicative
+  def_product<&theo::Evaluator::multiply>(
+      cls, "multiply", rk_arg(),
+      "a * b, relinearized, not rescaled (the scale is the product of the scales).");
   cls.def(
-         "multiply",
-         [](const Ev& e, const Ct& a, const Ct& b, const WRelinKey* rk) {
-           auto k = pick_relin(e.s, &e, rk, "multiply");
+         "multiply_without_relin",
+         [](const Ev& e, const Ct& a, const Ct& b) {
            return run_ct(e.s, a.real && b.real,
-                         [&] { return e.s->evaluator.multiply(a.ct, b.ct, *k); });
+                         [&] { return e.s->evaluator.multiply(a.ct, b.ct); });
          },
-         "a"_a, "b"_a, rk_arg(),
-         "a * b, relinearized, not rescaled (the scale is the product of the scales).")
-      .def(
-          "multiply_without_relin",
-          [](const Ev& e, const Ct& a, const Ct& b) {
-            return run_ct(e.s, a.real && b.real,
-                          [&] { return e.s->evaluator.multiply(a.ct, b.ct); });
-          },
-          "a"_a, "b"_a,
-          "The tensor product a * b without relinearization: a 3-polynomial ciphertext "
-          "(decryptable; relinearize() brings it back to 2).")
+         "a"_a, "b"_a,
+         "The tensor product a * b without relinearization: a 3-polynomial ciphertext "
+         "(decryptable; relinearize() brings it back to 2).")
       .def(
           "square",
           [](const Ev& e, const Ct& a, const WRelinKey* rk) {
@@ -150,22 +162,12 @@ void bind_evaluator(nb::module_& m) {
         return [&e, &a, k] { return e.s->evaluator.relinearize(a.ct, *k); };
       },
       [](const Ct& a, const WRelinKey*) { return a.real; }, "a"_a, rk_arg());
-  cls.def(
-      "multiply_relin_rescale",
-      [](const Ev& e, const Ct& a, const Ct& b, const WRelinKey* rk) {
-        auto k = pick_relin(e.s, &e, rk, "multiply_relin_rescale");
-        return run_ct(e.s, a.real && b.real,
-                      [&] { return e.s->evaluator.multiply_relin_rescale(a.ct, b.ct, *k); });
-      },
-      "a"_a, "b"_a, rk_arg(),
+  def_product<&theo::Evaluator::multiply_relin_rescale>(
+      cls, "multiply_relin_rescale", rk_arg(),
       "Multiply, relinearize and rescale in one call (the result lands on Delta_{l-1}).");
-  def_with_inplace<const Pt&>(
+  def_binary<Pt, &theo::Evaluator::multiply_plain>(
       cls, {"multiply_plain", "a * plaintext, not rescaled."},
-      {"multiply_plain_inplace", "a *= plaintext, not rescaled."},
-      [](const Ev& e, const char*, const Ct& a, const Pt& b) {
-        return [&] { return e.s->evaluator.multiply_plain(a.ct, b.pt); };
-      },
-      [](const Ct& a, const Pt& b) { return a.real && b.real; }, "a"_a, "b"_a);
+      {"multiply_plain_inplace", "a *= plaintext, not rescaled."});
   def_with_inplace<Cplx, std::optional<double>>(
       cls,
       {"multiply_const",

@@ -4,6 +4,7 @@
 
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "serialization_support.h"
@@ -14,14 +15,17 @@ namespace {
 // ---- error messages ----------------------------------------------------------------------------
 
 // C++ API names in library messages -> the Python calls that do the same.
-std::string python_message(std::string m) {
+std::string python_message(const char* what) {
+  std::string m = what;
   struct Rule {
     std::regex re;
-    const char* to;
+    std::string to;
   };
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> r;
-    const auto add = [&r](const char* re, const char* to) { r.push_back({std::regex(re), to}); };
+    const auto add = [&r](const std::string& re, std::string to) {
+      r.push_back({std::regex(re), std::move(to)});
+    };
     add(R"(KeyGenerator::create_galois_keys\(sk, \{\}, /\*with_conjugation=\*/true\) or KeyGenerator::create_conjugation_key\(sk\))",
         "keygen.galois_keys(sk, conjugation=True), or add it to existing keys with "
         "keygen.add_galois_keys(sk, keys, conjugation=True)");
@@ -32,15 +36,15 @@ std::string python_message(std::string m) {
         "keygen.add_galois_keys(sk, keys, galois_elements=[$1])");
     add(R"(\(LoadOptions::max_bytes / max_bytes=\))", "(max_bytes=)");
     add(R"(load_parameter_file / Parameters\.from_file)", "Parameters.from_file / Parameters.load");
-    add(R"(^load_parameters:)", "Parameters.from_bytes / Parameters.load:");
-    add(R"(^load_secret_key:)", "SecretKey.from_bytes / SecretKey.load:");
-    add(R"(^load_public_key:)", "PublicKey.from_bytes / PublicKey.load:");
-    add(R"(^load_relin_key:)", "RelinKey.from_bytes / RelinKey.load:");
-    add(R"(^load_galois_keys:)", "GaloisKeys.from_bytes / GaloisKeys.load:");
-    add(R"(^load_bootstrapping_keys:)", "BootstrappingKeys.from_bytes / BootstrappingKeys.load:");
-    add(R"(^load_evaluation_keys:)", "EvaluationKeys.from_bytes / EvaluationKeys.load:");
-    add(R"(^load_plaintext:)", "Plaintext.from_bytes / Plaintext.load:");
-    add(R"(^load_ciphertext:)", "Ciphertext.from_bytes / Ciphertext.load:");
+    // load_<type>: -> <Class>.from_bytes / <Class>.load:
+    const std::pair<const char*, const char*> loaders[] = {
+        {"parameters", "Parameters"},          {"secret_key", "SecretKey"},
+        {"public_key", "PublicKey"},           {"relin_key", "RelinKey"},
+        {"galois_keys", "GaloisKeys"},         {"bootstrapping_keys", "BootstrappingKeys"},
+        {"evaluation_keys", "EvaluationKeys"}, {"plaintext", "Plaintext"},
+        {"ciphertext", "Ciphertext"}};
+    for (const auto& [type, cls] : loaders)
+      add("^load_" + std::string(type) + ":", std::string(cls) + ".from_bytes / " + cls + ".load:");
     add(R"(^save: )", "save / to_bytes: ");
     add(R"(\bcreate_(public_key|relin_key|galois_keys|secret_key): )", "KeyGenerator.$1: ");
     add(R"(\b(Encoder|Evaluator|Encryptor|Decryptor|Bootstrapper|KeyGenerator|LinearTransform|PolynomialEvaluator|EvalMod|Context)::([a-z_]+))",
@@ -55,42 +59,9 @@ std::string python_message(std::string m) {
 }  // namespace
 
 void register_message_translator() {
-  nb::module_ errors = nb::module_::import_("theodosian._errors");
-  static const char* kNames[] = {"Error",        "ParameterError",   "SecurityError",
-                                 "LevelError",   "ScaleError",       "MissingKeyError",
-                                 "ContextError", "OutOfMemoryError", "BackendError"};
-  // Never released: the translator may run until interpreter shutdown.
-  static PyObject* cls[9];
-  for (int i = 0; i < 9; ++i)
-    cls[i] = errors.attr(kNames[i]).inc_ref().ptr();
   // Registered after bindings.h's translator, so nanobind tries this one first: same classes,
   // messages in Python terms.
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    const auto set = [](int i, const std::exception& e) {
-      PyErr_SetString(cls[i], python_message(e.what()).c_str());
-    };
-    try {
-      std::rethrow_exception(p);
-    } catch (const theo::SecurityError& e) {
-      set(2, e);
-    } catch (const theo::ParameterError& e) {
-      set(1, e);
-    } catch (const theo::LevelError& e) {
-      set(3, e);
-    } catch (const theo::ScaleError& e) {
-      set(4, e);
-    } catch (const theo::MissingKeyError& e) {
-      set(5, e);
-    } catch (const theo::ContextError& e) {
-      set(6, e);
-    } catch (const theo::OutOfMemoryError& e) {
-      set(7, e);
-    } catch (const theo::BackendError& e) {
-      set(8, e);
-    } catch (const theo::Error& e) {
-      set(0, e);
-    }
-  });
+  register_error_translator<python_message>();
 }
 
 }  // namespace theopy

@@ -23,11 +23,12 @@
 #include <cstdint>
 #include <span>
 
+#include "math/chacha.h"
 #include "theo/common.h"
 
 namespace theo::compact_expand {
 
-inline constexpr u32 kBlockWords = 16;
+inline constexpr u32 kBlockWords = chacha::kBlockWords;
 // Top byte of w14: keeps these streams apart from any other ChaCha use of the same seed.
 inline constexpr u32 kDomain = 0xC1u;
 // The digit field of the spill blocks (a key's digits are below it).
@@ -49,20 +50,9 @@ THEO_HD u32 scheme_rounds(Scheme s) {
   return s == Scheme::kChaCha8Rej32 ? 8u : s == Scheme::kChaCha12Rej32 ? 12u : 20u;
 }
 
-// The seed as eight little-endian 32-bit words (the ChaCha key).
-struct Key {
-  u32 w[8];
-};
-
-template <typename Bytes>
-inline Key make_key(const Bytes& seed) {
-  Key k{};
-  for (u32 i = 0; i < 8; ++i) {
-    k.w[i] = static_cast<u32>(seed[4 * i]) | (static_cast<u32>(seed[4 * i + 1]) << 8) |
-             (static_cast<u32>(seed[4 * i + 2]) << 16) | (static_cast<u32>(seed[4 * i + 3]) << 24);
-  }
-  return k;
-}
+// The seed as eight little-endian 32-bit words (the ChaCha key; chacha::make_key).
+using Key = chacha::Key;
+using chacha::make_key;
 
 // State words 12..15 of one block. Injective in (counter, key_index, digit < 2^16, stream < 2^8,
 // q): every field has bits of its own.
@@ -83,62 +73,11 @@ THEO_HD u32 lowest_bit(u32 x) {
 #endif
 }
 
-THEO_HD u32 rotl(u32 x, int r) {
-  return (x << r) | (x >> (32 - r));
-}
-
-#define THEO_COMPACT_QR(a, b, c, d) \
-  a += b;                           \
-  d = rotl(d ^ a, 16);              \
-  c += d;                           \
-  b = rotl(b ^ c, 12);              \
-  a += b;                           \
-  d = rotl(d ^ a, 8);               \
-  c += d;                           \
-  b = rotl(b ^ c, 7)
-
-// The ChaCha block function with kRounds rounds (RFC 8439 section 2.3 for kRounds = 20): out =
-// rounds(state) + state. Named scalars so that the GPU keeps the state in registers.
+// The ChaCha block function with kRounds rounds (chacha::block) on one block's state words 12..15.
 template <int kRounds>
 THEO_HD void chacha_block(const Key& key, const Nonce& nc, u32 out[kBlockWords]) {
-  static_assert(kRounds == 8 || kRounds == 12 || kRounds == 20, "ChaCha8, 12 or 20");
-  const u32 s0 = 0x61707865u, s1 = 0x3320646eu, s2 = 0x79622d32u, s3 = 0x6b206574u;
-  u32 x0 = s0, x1 = s1, x2 = s2, x3 = s3;
-  u32 x4 = key.w[0], x5 = key.w[1], x6 = key.w[2], x7 = key.w[3];
-  u32 x8 = key.w[4], x9 = key.w[5], x10 = key.w[6], x11 = key.w[7];
-  u32 x12 = nc.w12, x13 = nc.w13, x14 = nc.w14, x15 = nc.w15;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int round = 0; round < kRounds / 2; ++round) {
-    THEO_COMPACT_QR(x0, x4, x8, x12);  // column round
-    THEO_COMPACT_QR(x1, x5, x9, x13);
-    THEO_COMPACT_QR(x2, x6, x10, x14);
-    THEO_COMPACT_QR(x3, x7, x11, x15);
-    THEO_COMPACT_QR(x0, x5, x10, x15);  // diagonal round
-    THEO_COMPACT_QR(x1, x6, x11, x12);
-    THEO_COMPACT_QR(x2, x7, x8, x13);
-    THEO_COMPACT_QR(x3, x4, x9, x14);
-  }
-  out[0] = x0 + s0;
-  out[1] = x1 + s1;
-  out[2] = x2 + s2;
-  out[3] = x3 + s3;
-  out[4] = x4 + key.w[0];
-  out[5] = x5 + key.w[1];
-  out[6] = x6 + key.w[2];
-  out[7] = x7 + key.w[3];
-  out[8] = x8 + key.w[4];
-  out[9] = x9 + key.w[5];
-  out[10] = x10 + key.w[6];
-  out[11] = x11 + key.w[7];
-  out[12] = x12 + nc.w12;
-  out[13] = x13 + nc.w13;
-  out[14] = x14 + nc.w14;
-  out[15] = x15 + nc.w15;
+  chacha::block<kRounds>(key, nc.w12, nc.w13, nc.w14, nc.w15, out);
 }
-
-#undef THEO_COMPACT_QR
 
 // Per-prime constants of the sampler.
 struct Sampler {

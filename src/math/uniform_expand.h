@@ -8,71 +8,24 @@
 // V mod q. V is uniform on [0, 2^128), so the result is within statistical distance q / 2^128 of
 // uniform on [0, q) per word (< 2^-96 for q < 2^32): no rejection, a fixed amount of work per word.
 
+#include "math/chacha.h"
 #include "theo/common.h"
 
 namespace theo::uniform_expand {
 
-inline constexpr u32 kBlockWords = 16;    // 32-bit words of one ChaCha20 block
-inline constexpr u32 kWordsPerValue = 4;  // 128 bits of keystream per residue
+inline constexpr u32 kBlockWords = chacha::kBlockWords;  // 32-bit words of one ChaCha20 block
+inline constexpr u32 kWordsPerValue = 4;                 // 128 bits of keystream per residue
 inline constexpr u32 kValuesPerBlock = kBlockWords / kWordsPerValue;
 
-// The seed as eight little-endian 32-bit key words.
-struct Key {
-  u32 w[8];
-};
-
-THEO_HD u32 rotl32(u32 x, int r) {
-  return (x << r) | (x >> (32 - r));
-}
-
-#define THEO_CHACHA_QR(a, b, c, d) \
-  a += b;                          \
-  d = rotl32(d ^ a, 16);           \
-  c += d;                          \
-  b = rotl32(b ^ c, 12);           \
-  a += b;                          \
-  d = rotl32(d ^ a, 8);            \
-  c += d;                          \
-  b = rotl32(b ^ c, 7)
+// The seed as eight little-endian 32-bit key words (chacha::make_key).
+using Key = chacha::Key;
+using chacha::make_key;
 
 // The ChaCha20 block function of RFC 8439 section 2.3: out = 20 rounds of the state + the state.
-// Named scalars, not an array, so the GPU keeps the state in registers.
 THEO_HD void chacha20_block(const Key& key, u32 counter, u32 nonce0, u32 nonce1, u32 nonce2,
                             u32 out[kBlockWords]) {
-  const u32 s0 = 0x61707865u, s1 = 0x3320646eu, s2 = 0x79622d32u, s3 = 0x6b206574u;
-  u32 x0 = s0, x1 = s1, x2 = s2, x3 = s3;
-  u32 x4 = key.w[0], x5 = key.w[1], x6 = key.w[2], x7 = key.w[3];
-  u32 x8 = key.w[4], x9 = key.w[5], x10 = key.w[6], x11 = key.w[7];
-  u32 x12 = counter, x13 = nonce0, x14 = nonce1, x15 = nonce2;
-  for (int round = 0; round < 10; ++round) {
-    THEO_CHACHA_QR(x0, x4, x8, x12);  // column rounds
-    THEO_CHACHA_QR(x1, x5, x9, x13);
-    THEO_CHACHA_QR(x2, x6, x10, x14);
-    THEO_CHACHA_QR(x3, x7, x11, x15);
-    THEO_CHACHA_QR(x0, x5, x10, x15);  // diagonal rounds
-    THEO_CHACHA_QR(x1, x6, x11, x12);
-    THEO_CHACHA_QR(x2, x7, x8, x13);
-    THEO_CHACHA_QR(x3, x4, x9, x14);
-  }
-  out[0] = x0 + s0;
-  out[1] = x1 + s1;
-  out[2] = x2 + s2;
-  out[3] = x3 + s3;
-  out[4] = x4 + key.w[0];
-  out[5] = x5 + key.w[1];
-  out[6] = x6 + key.w[2];
-  out[7] = x7 + key.w[3];
-  out[8] = x8 + key.w[4];
-  out[9] = x9 + key.w[5];
-  out[10] = x10 + key.w[6];
-  out[11] = x11 + key.w[7];
-  out[12] = x12 + counter;
-  out[13] = x13 + nonce0;
-  out[14] = x14 + nonce1;
-  out[15] = x15 + nonce2;
+  chacha::block<20>(key, counter, nonce0, nonce1, nonce2, out);
 }
-
-#undef THEO_CHACHA_QR
 
 // floor(x / 2^64 * y): the high word of the 128-bit product.
 THEO_HD u64 mulhi64(u64 x, u64 y) {
@@ -120,16 +73,6 @@ THEO_HD void expand_block(const Key& key, u64 stream_id, u32 prime, u32 block, u
   chacha20_block(key, block, static_cast<u32>(stream_id), static_cast<u32>(stream_id >> 32), prime,
                  ks);
   reduce_block(ks, q, mu, out);
-}
-
-template <typename Bytes>
-inline Key make_key(const Bytes& seed) {
-  Key k{};
-  for (u32 i = 0; i < 8; ++i) {
-    k.w[i] = static_cast<u32>(seed[4 * i]) | (static_cast<u32>(seed[4 * i + 1]) << 8) |
-             (static_cast<u32>(seed[4 * i + 2]) << 16) | (static_cast<u32>(seed[4 * i + 3]) << 24);
-  }
-  return k;
 }
 
 }  // namespace theo::uniform_expand

@@ -110,18 +110,12 @@ class RecordingBackend final : public Backend {
 
   // ---- NTT --------------------------------------------------------------------------------
   void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
-              std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
-    run(
-        "ntt",
-        [&] { return traffic_model::ntt(polys, !pre_consts.empty(), ring_.log_n, !echo.empty()); },
-        [&] { inner_->ntt(polys, pre_consts, src, echo); });
+              std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override {
+    transform(false, polys, pre_consts, src, input_copy);
   }
   void do_intt(std::span<const PolyRef> polys, std::span<const u32> post_consts,
-               std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) override {
-    run(
-        "intt",
-        [&] { return traffic_model::ntt(polys, !post_consts.empty(), ring_.log_n, !echo.empty()); },
-        [&] { inner_->intt(polys, post_consts, src, echo); });
+               std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) override {
+    transform(true, polys, post_consts, src, input_copy);
   }
   void do_ntt_sub_mul_scalar(std::span<const PolyRef> polys, std::span<const u32> pre_consts,
                              std::span<const ConstPolyRef> a, u32 first,
@@ -163,14 +157,10 @@ class RecordingBackend final : public Backend {
 
   // ---- element-wise -----------------------------------------------------------------------
   void do_add(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
-    run(
-        "add", [&] { return traffic_model::elementwise(out, 2, 0); },
-        [&] { inner_->add(a, b, out); });
+    run_elementwise("add", out, 2, 0, [&] { inner_->add(a, b, out); });
   }
   void do_sub(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
-    run(
-        "sub", [&] { return traffic_model::elementwise(out, 2, 0); },
-        [&] { inner_->sub(a, b, out); });
+    run_elementwise("sub", out, 2, 0, [&] { inner_->sub(a, b, out); });
   }
   void do_add_batch(std::span<const ConstPolyRef> a, std::span<const ConstPolyRef> b,
                     std::span<const PolyRef> out) override {
@@ -185,40 +175,27 @@ class RecordingBackend final : public Backend {
         [&] { inner_->sub_batch(a, b, out); });
   }
   void do_neg(ConstPolyRef a, PolyRef out) override {
-    run(
-        "neg", [&] { return traffic_model::elementwise(out, 1, 0); }, [&] { inner_->neg(a, out); });
+    run_elementwise("neg", out, 1, 0, [&] { inner_->neg(a, out); });
   }
   void do_mul(ConstPolyRef a, ConstPolyRef b, PolyRef out) override {
-    run(
-        "mul", [&] { return traffic_model::elementwise(out, 2, 1); },
-        [&] { inner_->mul(a, b, out); });
+    run_elementwise("mul", out, 2, 1, [&] { inner_->mul(a, b, out); });
   }
   void do_mul_add(ConstPolyRef a, ConstPolyRef b, ConstPolyRef c, PolyRef out) override {
-    run(
-        "mul_add", [&] { return traffic_model::elementwise(out, 3, 1); },
-        [&] { inner_->mul_add(a, b, c, out); });
+    run_elementwise("mul_add", out, 3, 1, [&] { inner_->mul_add(a, b, c, out); });
   }
   void do_mul_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
-    run(
-        "mul_scalar", [&] { return traffic_model::elementwise(out, 1, 1); },
-        [&] { inner_->mul_scalar(a, s, out); });
+    run_elementwise("mul_scalar", out, 1, 1, [&] { inner_->mul_scalar(a, s, out); });
   }
   void do_add_scalar(ConstPolyRef a, std::span<const u32> s, PolyRef out) override {
-    run(
-        "add_scalar", [&] { return traffic_model::elementwise(out, 1, 0); },
-        [&] { inner_->add_scalar(a, s, out); });
+    run_elementwise("add_scalar", out, 1, 0, [&] { inner_->add_scalar(a, s, out); });
   }
   void do_mul_scalar_add(ConstPolyRef a, std::span<const u32> s, ConstPolyRef b,
                          PolyRef out) override {
-    run(
-        "mul_scalar_add", [&] { return traffic_model::elementwise(out, 2, 1); },
-        [&] { inner_->mul_scalar_add(a, s, b, out); });
+    run_elementwise("mul_scalar_add", out, 2, 1, [&] { inner_->mul_scalar_add(a, s, b, out); });
   }
   void do_sub_mul_scalar(ConstPolyRef a, ConstPolyRef b, std::span<const u32> s,
                          PolyRef out) override {
-    run(
-        "sub_mul_scalar", [&] { return traffic_model::elementwise(out, 2, 1); },
-        [&] { inner_->sub_mul_scalar(a, b, s, out); });
+    run_elementwise("sub_mul_scalar", out, 2, 1, [&] { inner_->sub_mul_scalar(a, b, s, out); });
   }
   void do_mul_scalar_sum(std::span<const ConstPolyRef> a, std::span<const u32> s,
                          PolyRef out) override {
@@ -315,16 +292,12 @@ class RecordingBackend final : public Backend {
         [&] { inner_->key_mult_sums(d, kb, ka, out0, out1); });
   }
   void do_mul_monomial(ConstPolyRef a, i64 k, PolyRef out) override {
-    run(
-        "mul_monomial", [&] { return traffic_model::elementwise(out, 1, 1); },
-        [&] { inner_->mul_monomial(a, k, out); });
+    run_elementwise("mul_monomial", out, 1, 1, [&] { inner_->mul_monomial(a, k, out); });
   }
 
   // ---- automorphism -----------------------------------------------------------------------
   void do_automorphism(ConstPolyRef in, u32 k, PolyRef out) override {
-    run(
-        "automorphism", [&] { return traffic_model::elementwise(out, 1, 0); },
-        [&] { inner_->automorphism(in, k, out); });
+    run_elementwise("automorphism", out, 1, 0, [&] { inner_->automorphism(in, k, out); });
   }
   void do_automorphism_sum(std::span<const ConstPolyRef> ins, std::span<const u32> ks, PolyRef out,
                            bool accumulate) override {
@@ -381,6 +354,28 @@ class RecordingBackend final : public Backend {
   void profiler_range(bool on) override { inner_->profiler_range(on); }
 
  private:
+  // ntt (inverse false) and intt: one cost model for both directions.
+  void transform(bool inverse, std::span<const PolyRef> polys, std::span<const u32> consts,
+                 std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
+    run(
+        inverse ? "intt" : "ntt",
+        [&] {
+          return traffic_model::ntt(polys, !consts.empty(), ring_.log_n, !input_copy.empty());
+        },
+        [&] {
+          if (inverse)
+            inner_->intt(polys, consts, src, input_copy);
+          else
+            inner_->ntt(polys, consts, src, input_copy);
+        });
+  }
+  // An element-wise op writing `out` from `inputs` operands with macs_per_word multiply-adds a
+  // word (traffic_model::elementwise).
+  template <typename OpFn>
+  void run_elementwise(const char* name, PolyRef out, u32 inputs, u32 macs_per_word, OpFn&& op) {
+    run(
+        name, [&] { return traffic_model::elementwise(out, inputs, macs_per_word); }, op);
+  }
   // Forwards `op`; when recording, adds `cost()` (and in profiling mode the op's wall time
   // between two synchronizations) to the recorder after the op returned without throwing.
   // While capturing, the op only joins the capture (recorded at each replay).

@@ -261,9 +261,27 @@ void bconv_args(std::string_view op, const Backend& be, const BConvPlan& plan, C
   no_alias(op, "in", in, "out", out);
 }
 
+namespace {
+
+// args, one per poly (named name[k]): as many as polys, each a poly of be shaped like polys[k],
+// then overlaps(k, name[k]) checks what args[k] must not overlap.
+template <typename Ref, typename Overlaps>
+void per_poly_args(std::string_view op, const Backend& be, std::span<const PolyRef> polys,
+                   std::string_view name, std::span<const Ref> args, Overlaps&& overlaps) {
+  same_count(op, "polys", polys.size(), name, args.size());
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string arg = indexed(name, k);
+    poly(op, arg, be, args[k]);
+    same_shape(op, indexed("polys", k), polys[k], arg, args[k]);
+    overlaps(k, arg);
+  }
+}
+
+}  // namespace
+
 void transform_args(std::string_view op, std::string_view consts_name, const Backend& be,
                     std::span<const PolyRef> polys, std::span<const u32> consts,
-                    std::span<const ConstPolyRef> src, std::span<const PolyRef> echo) {
+                    std::span<const ConstPolyRef> src, std::span<const PolyRef> input_copy) {
   for (std::size_t k = 0; k < polys.size(); ++k) {
     const std::string arg = indexed("polys", k);
     poly(op, arg, be, polys[k]);
@@ -286,28 +304,22 @@ void transform_args(std::string_view op, std::string_view consts_name, const Bac
     if (!per_poly) limb_consts(op, consts_name, be, polys[0], consts);
   }
   if (!src.empty()) {
-    same_count(op, "polys", polys.size(), "src", src.size());
-    for (std::size_t k = 0; k < src.size(); ++k) {
-      const std::string arg = indexed("src", k);
-      poly(op, arg, be, src[k]);
-      same_shape(op, indexed("polys", k), polys[k], arg, src[k]);
+    per_poly_args(op, be, polys, "src", src, [&](std::size_t k, const std::string& arg) {
       for (std::size_t j = 0; j < polys.size(); ++j)
         if (j != k || src[k].data != polys[k].data)
           no_alias(op, arg, src[k], indexed("polys", j), polys[j]);
-    }
+    });
   }
-  if (!echo.empty()) {
-    same_count(op, "polys", polys.size(), "echo", echo.size());
-    for (std::size_t k = 0; k < echo.size(); ++k) {
-      const std::string arg = indexed("echo", k);
-      poly(op, arg, be, echo[k]);
-      same_shape(op, indexed("polys", k), polys[k], arg, echo[k]);
-      for (std::size_t j = 0; j < polys.size(); ++j) {
-        no_alias(op, arg, echo[k], indexed("polys", j), polys[j]);
-        if (!src.empty()) no_alias(op, arg, echo[k], indexed("src", j), src[j]);
-        if (j < k) no_alias(op, arg, echo[k], indexed("echo", j), echo[j]);
-      }
-    }
+  if (!input_copy.empty()) {
+    per_poly_args(op, be, polys, "input_copy", input_copy,
+                  [&](std::size_t k, const std::string& arg) {
+                    for (std::size_t j = 0; j < polys.size(); ++j) {
+                      no_alias(op, arg, input_copy[k], indexed("polys", j), polys[j]);
+                      if (!src.empty()) no_alias(op, arg, input_copy[k], indexed("src", j), src[j]);
+                      if (j < k)
+                        no_alias(op, arg, input_copy[k], indexed("input_copy", j), input_copy[j]);
+                    }
+                  });
   }
 }
 

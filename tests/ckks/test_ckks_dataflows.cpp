@@ -17,6 +17,7 @@
 #include <string>
 
 #include "ckks/ckks_test_util.h"
+#include "ckks/dataflow_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/ckks/graph.h"
 #include "theo/math/parameter_grid.h"
@@ -33,28 +34,12 @@ std::vector<ParameterSet> sets() {
   return {generated_params(11, 4), generate_grid_parameters({11, 10, 4})};
 }
 
+using dataflows::fixed;
+using dataflows::Keys;
+using dataflows::prepared;
+
 ContextPtr context(const ParameterSet& p, const Optimizations& opt, const KeySwitchOptions& ks) {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.threads = 2;
-  o.allow_insecure = true;
-  o.optimizations = opt;
-  o.key_switching = ks;
-  o.key_switching.tuning.use_table = false;  // no table of the test machine leaks in
-  return Context::create(p, o);
-}
-
-KeySwitchOptions prepared() {
-  KeySwitchOptions ks;
-  ks.prepare_all = true;
-  return ks;
-}
-
-KeySwitchOptions fixed(const DataflowChoice& c) {
-  KeySwitchOptions ks;
-  ks.dataflow = c.dataflow;
-  ks.chunks = is_chunked(c.dataflow) ? c.chunks : 0;
-  return ks;
+  return dataflows::context(BackendChoice::kCpu, p, opt, ks, 2);
 }
 
 // Random canonical words over a level's basis (fresh each run; printed seed in the failure).
@@ -88,39 +73,6 @@ u64 switched(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key,
           .dataflow = dataflow});
   return hash_poly(ctx, o0, hash_poly(ctx, o1));
 }
-
-// The keys of every Context in this run: one fresh seed per process, printed, and shared by the
-// reference and the Contexts compared with it (they must hold the same keys).
-const Prng::Seed& key_seed() {
-  static const Prng::Seed seed = [] {
-    Prng::Seed s{};
-    std::random_device rd;
-    for (std::uint8_t& b : s)
-      b = static_cast<std::uint8_t>(rd());
-    std::printf("[key seed] ");
-    for (const std::uint8_t b : s)
-      std::printf("%02x", b);
-    std::printf("\n");
-    return s;
-  }();
-  return seed;
-}
-
-struct Keys {
-  explicit Keys(const ContextPtr& c)
-      : ctx(c),
-        kg(ctx, key_seed()),
-        sk(kg.create_secret_key()),
-        rlk(kg.create_relin_key(sk)),
-        gk(kg.create_galois_keys(sk, {3}, false)),
-        ev(ctx) {}
-  ContextPtr ctx;
-  KeyGenerator kg;
-  SecretKey sk;
-  RelinKey rlk;
-  GaloisKeys gk;
-  Evaluator ev;
-};
 
 u64 seed_for_run() {
   const u64 seed = std::random_device{}();
@@ -162,26 +114,7 @@ TEST(Dataflows, EveryDataflowAndChunkCountGivesTheSameWords) {
 TEST(Dataflows, EvaluatorOpsUnderEachDataflow) {
   const ParameterSet p = generate_grid_parameters({11, 10, 4});
   const Keys ref(context(p, Optimizations::none(), {}));
-  Encoder enc(ref.ctx);
-  Encryptor encryptor(ref.ctx, ref.sk, seed_of(43));
-  const u32 top = ref.ctx->default_encryption_level();
-  const auto slots = random_slots(ref.ctx->max_slots());
-  const Ciphertext a = encryptor.encrypt(enc.encode(slots, top));
-  const Ciphertext b = encryptor.encrypt(enc.encode(random_slots(ref.ctx->max_slots()), top));
-  const u64 want_mult = hash_ct(*ref.ctx, ref.ev.multiply(a, b, ref.rlk));
-  const u64 want_mrr = hash_ct(*ref.ctx, ref.ev.multiply_relin_rescale(a, b, ref.rlk));
-  const u64 want_rot = hash_ct(*ref.ctx, ref.ev.rotate(a, 3, ref.gk));
-  // The same words of a and b in each Context (the ciphertexts carry their Context's id).
-  const auto copy = [&](const Context& ctx, const Ciphertext& ct) {
-    std::vector<RnsPoly> polys;
-    for (const RnsPoly& q : ct.polys()) {
-      std::vector<u32> w(q.words());
-      ref.ctx->backend().download(q.cref(), w.data());
-      polys.push_back(ctx.backend().make_poly(q.basis()));
-      ctx.backend().upload(w.data(), polys.back().ref());
-    }
-    return Ciphertext(ctx.id(), ct.level(), ct.scale(), ct.slots(), std::move(polys));
-  };
+  const dataflows::EvaluatorReference want = dataflows::evaluator_reference(ref);
   for (const DataflowChoice& c : dataflow_candidates()) {
     const Keys k(context(p, Optimizations::all(), fixed(c)));
     for (u32 l = 0; l <= k.ctx->max_level(); ++l) {
@@ -189,16 +122,13 @@ TEST(Dataflows, EvaluatorOpsUnderEachDataflow) {
       EXPECT_EQ(k.ctx->key_switch_planner().dataflow(l).source, ChoiceSource::kFixed);
     }
     EXPECT_EQ(k.ctx->tuning_report().status, TuningLoadStatus::kNotUsed);  // fixed: no table
-    const Ciphertext ka = copy(*k.ctx, a), kb = copy(*k.ctx, b);
-    EXPECT_EQ(hash_ct(*k.ctx, k.ev.multiply(ka, kb, k.rlk)), want_mult) << choice_name(c);
-    EXPECT_EQ(hash_ct(*k.ctx, k.ev.multiply_relin_rescale(ka, kb, k.rlk)), want_mrr)
-        << choice_name(c);
-    EXPECT_EQ(hash_ct(*k.ctx, k.ev.rotate(ka, 3, k.gk)), want_rot) << choice_name(c);
+    const dataflows::Operands in =
+        dataflows::expect_reference_words(k, *ref.ctx, want, choice_name(c));
     // Captured once, replayed (the CPU backend records the calls).
     Ciphertext out;
-    Graph g = k.ctx->capture([&] { out = k.ev.multiply_relin_rescale(ka, kb, k.rlk); });
+    Graph g = k.ctx->capture([&] { out = k.ev.multiply_relin_rescale(in.a, in.b, k.rlk); });
     g.replay();
-    EXPECT_EQ(hash_ct(*k.ctx, out), want_mrr) << choice_name(c) << " replayed";
+    EXPECT_EQ(hash_ct(*k.ctx, out), want.multiply_relin_rescale) << choice_name(c) << " replayed";
   }
 }
 

@@ -14,23 +14,19 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
-#define CK(call)                                                                               \
-  do {                                                                                         \
-    const cudaError_t err_ = (call);                                                           \
-    if (err_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(err_), __FILE__, \
-                   __LINE__, #call);                                                           \
-      std::exit(EXIT_FAILURE);                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "cuda_probe_check.h"
 
 namespace {
 
@@ -39,35 +35,15 @@ constexpr u32 kQ = 1073479681u;  // a 30-bit prime; the op is add_mod like theo'
 
 enum class Ld { kPlain, kNc, kCs, kLu, kCg, kNc256, kEvictLast };
 enum class St { kPlain, kCs, kCg };
+// The PTX of each flavour, in the enums' order.
+constexpr const char* kLdNames[] = {
+    "ld", "ld.nc", "ld.cs", "ld.lu", "ld.cg", "ld.nc.L2::256B", "ld.L2::evict_last"};
+constexpr const char* kStNames[] = {"st", "st.cs", "st.cg"};
 const char* name(Ld l) {
-  switch (l) {
-    case Ld::kPlain:
-      return "ld";
-    case Ld::kNc:
-      return "ld.nc";
-    case Ld::kCs:
-      return "ld.cs";
-    case Ld::kLu:
-      return "ld.lu";
-    case Ld::kCg:
-      return "ld.cg";
-    case Ld::kNc256:
-      return "ld.nc.L2::256B";
-    case Ld::kEvictLast:
-      return "ld.L2::evict_last";
-  }
-  return "?";
+  return kLdNames[static_cast<int>(l)];
 }
 const char* name(St s) {
-  switch (s) {
-    case St::kPlain:
-      return "st";
-    case St::kCs:
-      return "st.cs";
-    case St::kCg:
-      return "st.cg";
-  }
-  return "?";
+  return kStNames[static_cast<int>(s)];
 }
 
 template <Ld kLd>
@@ -112,27 +88,34 @@ __device__ __forceinline__ uint4 add_q(uint4 a, uint4 b) {
   return make_uint4(add_q(a.x, b.x), add_q(a.y, b.y), add_q(a.z, b.z), add_q(a.w, b.w));
 }
 
-// Grid-stride ("persistent"): grid = k x SMs blocks, kU vectors per thread per step, all 2 kU
-// loads issued before the first add.
+// out = a + b on the kU vectors first, first + step, ... (those below total): all 2 kU loads
+// issued before the first add.
+template <Ld kLd, St kSt, int kU>
+__device__ __forceinline__ void add_vectors(const uint4* __restrict__ a,
+                                            const uint4* __restrict__ b, uint4* __restrict__ out,
+                                            size_t total, size_t first, size_t step) {
+  uint4 x[kU], y[kU];
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    const size_t v = first + u * step;
+    if (v < total) x[u] = load<kLd>(a + v), y[u] = load<kLd>(b + v);
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    const size_t v = first + u * step;
+    if (v < total) store<kSt>(out + v, add_q(x[u], y[u]));
+  }
+}
+
+// Grid-stride ("persistent"): grid = k x SMs blocks, kU vectors per thread per step.
 template <Ld kLd, St kSt, int kU>
 __global__ void __launch_bounds__(256)
     stride_kernel(const uint4* __restrict__ a, const uint4* __restrict__ b, uint4* __restrict__ out,
                   size_t total) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t v0 = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v0 < total;
-       v0 += kU * stride) {
-    uint4 x[kU], y[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const size_t v = v0 + u * stride;
-      if (v < total) x[u] = load<kLd>(a + v), y[u] = load<kLd>(b + v);
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const size_t v = v0 + u * stride;
-      if (v < total) store<kSt>(out + v, add_q(x[u], y[u]));
-    }
-  }
+       v0 += kU * stride)
+    add_vectors<kLd, kSt, kU>(a, b, out, total, v0, stride);
 }
 
 // One-shot: each thread kU vectors (block-contiguous chunks), grid covers the arrays once.
@@ -141,17 +124,7 @@ __global__ void __launch_bounds__(256)
     oneshot_kernel(const uint4* __restrict__ a, const uint4* __restrict__ b,
                    uint4* __restrict__ out, size_t total) {
   const size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) * kU + threadIdx.x;
-  uint4 x[kU], y[kU];
-#pragma unroll
-  for (int u = 0; u < kU; ++u) {
-    const size_t v = base + u * blockDim.x;
-    if (v < total) x[u] = load<kLd>(a + v), y[u] = load<kLd>(b + v);
-  }
-#pragma unroll
-  for (int u = 0; u < kU; ++u) {
-    const size_t v = base + u * blockDim.x;
-    if (v < total) store<kSt>(out + v, add_q(x[u], y[u]));
-  }
+  add_vectors<kLd, kSt, kU>(a, b, out, total, base, blockDim.x);
 }
 
 __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ out, size_t total) {
@@ -313,23 +286,14 @@ Launcher by_st(St st, int u) {
       return by_u<kLd, St::kCg>(u);
   }
 }
+// by_st<ld> of every Ld, in the enum's order.
+template <std::size_t... kLds>
+constexpr auto by_ld(std::index_sequence<kLds...>) {
+  return std::array{&by_st<static_cast<Ld>(kLds)>...};
+}
 Launcher pick(Ld ld, St st, int u) {
-  switch (ld) {
-    case Ld::kPlain:
-      return by_st<Ld::kPlain>(st, u);
-    case Ld::kNc:
-      return by_st<Ld::kNc>(st, u);
-    case Ld::kCs:
-      return by_st<Ld::kCs>(st, u);
-    case Ld::kLu:
-      return by_st<Ld::kLu>(st, u);
-    case Ld::kCg:
-      return by_st<Ld::kCg>(st, u);
-    case Ld::kNc256:
-      return by_st<Ld::kNc256>(st, u);
-    default:
-      return by_st<Ld::kEvictLast>(st, u);
-  }
+  static constexpr auto kByLd = by_ld(std::make_index_sequence<std::size(kLdNames)>());
+  return kByLd[static_cast<std::size_t>(ld)](st, u);
 }
 
 }  // namespace

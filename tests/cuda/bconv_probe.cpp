@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "probe_poly.h"
 #include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 
@@ -45,16 +46,7 @@ int main(int argc, char** argv) {
   std::printf("bconv_probe: %s, N = 2^%u, %d reps\n", G.name().c_str(), log_n, reps);
   const double n = static_cast<double>(G.n());
   std::mt19937 rng(7);
-  const auto random_poly = [&](const Basis& b) {
-    RnsPoly p = G.make_poly(b);
-    std::vector<u32> w(p.words());
-    for (u32 l = 0; l < b.size; ++l)
-      for (u32 i = 0; i < G.n(); ++i)
-        w[static_cast<std::size_t>(l) * G.n() + i] =
-            static_cast<u32>(rng() % G.modulus(b.ids[l]).q);
-    G.upload(w.data(), p.ref());
-    return p;
-  };
+  const auto random_poly = [&](const Basis& b) { return probe::random_poly(G, b, rng); };
   const auto words = [&](const RnsPoly& p) {
     std::vector<u32> w(p.words());
     G.download(p.cref(), w.data());

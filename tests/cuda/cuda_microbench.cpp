@@ -14,6 +14,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
+#include "probe_poly.h"
 #include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/automorphism.h"
@@ -76,16 +77,7 @@ int main(int argc, char** argv) {
   std::printf("{\"device\":\"%s\"}\n", G.name().c_str());
   const double n = static_cast<double>(G.n());
   std::mt19937 rng(1);
-  auto random_poly = [&](const Basis& b) {
-    RnsPoly p = G.make_poly(b);
-    std::vector<u32> w(p.words());
-    for (u32 l = 0; l < b.size; ++l)
-      for (u32 i = 0; i < G.n(); ++i)
-        w[static_cast<std::size_t>(l) * G.n() + i] =
-            static_cast<u32>(rng() % G.modulus(b.ids[l]).q);
-    G.upload(w.data(), p.ref());
-    return p;
-  };
+  auto random_poly = [&](const Basis& b) { return probe::random_poly(G, b, rng); };
 
   // THEO_MB_LIMBS=48 (say) restricts the limb counts, e.g. for a profiler run.
   std::vector<u32> limb_counts{12, 24, 48};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ckks/ckks_test_util.h"
+#include "ckks/dataflow_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/ckks/graph.h"
 #include "theo/math/parameter_grid.h"
@@ -24,55 +25,10 @@ std::vector<ParameterSet> sets() {
   return {generated_params(12, 5), generate_grid_parameters({12, 10, 4})};
 }
 
-ContextPtr context(BackendChoice backend, const ParameterSet& p, const Optimizations& opt,
-                   const KeySwitchOptions& ks) {
-  ContextOptions o;
-  o.backend = backend;
-  o.allow_insecure = true;
-  o.optimizations = opt;
-  o.key_switching = ks;
-  o.key_switching.tuning.use_table = false;
-  return Context::create(p, o);
-}
-
-KeySwitchOptions prepared() {
-  KeySwitchOptions ks;
-  ks.prepare_all = true;
-  return ks;
-}
-
-// The keys of every Context in this run: one fresh seed per process, printed, and shared by the
-// reference and the Contexts compared with it (they must hold the same keys).
-const Prng::Seed& key_seed() {
-  static const Prng::Seed seed = [] {
-    Prng::Seed s{};
-    std::random_device rd;
-    for (std::uint8_t& b : s)
-      b = static_cast<std::uint8_t>(rd());
-    std::printf("[key seed] ");
-    for (const std::uint8_t b : s)
-      std::printf("%02x", b);
-    std::printf("\n");
-    return s;
-  }();
-  return seed;
-}
-
-struct Keys {
-  explicit Keys(const ContextPtr& c)
-      : ctx(c),
-        kg(ctx, key_seed()),
-        sk(kg.create_secret_key()),
-        rlk(kg.create_relin_key(sk)),
-        gk(kg.create_galois_keys(sk, {3}, false)),
-        ev(ctx) {}
-  ContextPtr ctx;
-  KeyGenerator kg;
-  SecretKey sk;
-  RelinKey rlk;
-  GaloisKeys gk;
-  Evaluator ev;
-};
+using dataflows::context;
+using dataflows::fixed;
+using dataflows::Keys;
+using dataflows::prepared;
 
 std::vector<u32> random_words(const Context& ctx, u32 level, std::mt19937_64& rng) {
   const LevelData& lv = ctx.level(level);
@@ -133,44 +89,22 @@ TEST(CudaDataflows, EveryDataflowAndChunkCountMatchesCpu) {
 TEST(CudaDataflows, EvaluatorOpsEagerAndReplayed) {
   const ParameterSet p = generate_grid_parameters({12, 10, 4});
   const Keys cpu(context(BackendChoice::kCpu, p, Optimizations::none(), {}));
-  Encoder enc(cpu.ctx);
-  Encryptor encryptor(cpu.ctx, cpu.sk, seed_of(43));
-  const u32 top = cpu.ctx->default_encryption_level();
-  const Ciphertext a = encryptor.encrypt(enc.encode(random_slots(cpu.ctx->max_slots()), top));
-  const Ciphertext b = encryptor.encrypt(enc.encode(random_slots(cpu.ctx->max_slots()), top));
-  const u64 want_mult = hash_ct(*cpu.ctx, cpu.ev.multiply(a, b, cpu.rlk));
-  const u64 want_mrr = hash_ct(*cpu.ctx, cpu.ev.multiply_relin_rescale(a, b, cpu.rlk));
-  const u64 want_rot = hash_ct(*cpu.ctx, cpu.ev.rotate(a, 3, cpu.gk));
-  const auto copy = [&](const Context& ctx, const Ciphertext& ct) {
-    std::vector<RnsPoly> polys;
-    for (const RnsPoly& q : ct.polys()) {
-      std::vector<u32> w(q.words());
-      cpu.ctx->backend().download(q.cref(), w.data());
-      polys.push_back(ctx.backend().make_poly(q.basis()));
-      ctx.backend().upload(w.data(), polys.back().ref());
-    }
-    return Ciphertext(ctx.id(), ct.level(), ct.scale(), ct.slots(), std::move(polys));
-  };
+  const dataflows::EvaluatorReference want = dataflows::evaluator_reference(cpu);
   for (const DataflowChoice& c : dataflow_candidates()) {
-    KeySwitchOptions ks;
-    ks.dataflow = c.dataflow;
-    ks.chunks = is_chunked(c.dataflow) ? c.chunks : 0;
-    const Keys gpu(context(BackendChoice::kCuda, p, Optimizations::all(), ks));
-    const Ciphertext ga = copy(*gpu.ctx, a), gb = copy(*gpu.ctx, b);
-    EXPECT_EQ(hash_ct(*gpu.ctx, gpu.ev.multiply(ga, gb, gpu.rlk)), want_mult) << choice_name(c);
-    EXPECT_EQ(hash_ct(*gpu.ctx, gpu.ev.multiply_relin_rescale(ga, gb, gpu.rlk)), want_mrr)
-        << choice_name(c);
-    EXPECT_EQ(hash_ct(*gpu.ctx, gpu.ev.rotate(ga, 3, gpu.gk)), want_rot) << choice_name(c);
+    const Keys gpu(context(BackendChoice::kCuda, p, Optimizations::all(), fixed(c)));
+    const dataflows::Operands in =
+        dataflows::expect_reference_words(gpu, *cpu.ctx, want, choice_name(c));
     Ciphertext m, r;
     Graph g = gpu.ctx->capture([&] {
-      m = gpu.ev.multiply_relin_rescale(ga, gb, gpu.rlk);
-      r = gpu.ev.rotate(ga, 3, gpu.gk);
+      m = gpu.ev.multiply_relin_rescale(in.a, in.b, gpu.rlk);
+      r = gpu.ev.rotate(in.a, 3, gpu.gk);
     });
     ASSERT_TRUE(g.captured()) << choice_name(c);
     for (int rep = 0; rep < 2; ++rep) {
       g.replay();
-      EXPECT_EQ(hash_ct(*gpu.ctx, m), want_mrr) << choice_name(c) << " replay " << rep;
-      EXPECT_EQ(hash_ct(*gpu.ctx, r), want_rot) << choice_name(c) << " replay " << rep;
+      EXPECT_EQ(hash_ct(*gpu.ctx, m), want.multiply_relin_rescale)
+          << choice_name(c) << " replay " << rep;
+      EXPECT_EQ(hash_ct(*gpu.ctx, r), want.rotate) << choice_name(c) << " replay " << rep;
     }
   }
 }

@@ -10,21 +10,13 @@
 #include <vector>
 
 #include "ckks/ckks_test_util.h"
+#include "seed_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/math/primes.h"
 #include "theo/ring/backend.h"
 
 namespace theo::test {
 namespace {
-
-using Seed = std::array<std::uint8_t, 32>;
-
-Seed seed_from(std::mt19937_64& rng) {
-  Seed s;
-  for (auto& b : s)
-    b = static_cast<std::uint8_t>(rng());
-  return s;
-}
 
 std::vector<u32> words_of(Backend& be, const RnsPoly& p) {
   std::vector<u32> w(p.words());

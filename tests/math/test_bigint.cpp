@@ -66,6 +66,14 @@ void product(const std::vector<u64>& primes, mpz_t q) {
     mpz_mul_ui(q, q, p);
 }
 
+// Primes, their reconstructor and their product Q computed apart from it (the reference).
+struct Moduli {
+  explicit Moduli(std::vector<u64> p) : primes(std::move(p)), crt(primes) { product(primes, q.v); }
+  std::vector<u64> primes;
+  CrtReconstructor crt;
+  Z q;
+};
+
 // Reference: x satisfies x = r_i mod q_i for all i and 0 <= x < Q.
 void expect_is_crt_solution(const mpz_t x, const std::vector<u64>& primes,
                             const std::vector<u64>& residues) {
@@ -93,10 +101,8 @@ void BigintTest::expect_random_residues_reconstruct(unsigned count, unsigned bit
 }
 
 TEST_F(BigintTest, ModulusIsProduct) {
-  const auto primes = random_primes(20, 31);
-  CrtReconstructor crt(primes);
-  Z q;
-  product(primes, q.v);
+  Moduli m(random_primes(20, 31));
+  auto& [primes, crt, q] = m;
   EXPECT_EQ(mpz_cmp(crt.modulus(), q.v), 0);
   EXPECT_EQ(crt.size(), primes.size());
   std::vector<char> buf(mpz_sizeinbase(q.v, 10) + 2);
@@ -111,10 +117,9 @@ TEST_F(BigintTest, RandomResiduesReconstruct) {
 }
 
 TEST_F(BigintTest, RoundTripFromRandomInteger) {
-  const auto primes = random_primes(60, 31);
-  CrtReconstructor crt(primes);
-  Z q, x, y;
-  product(primes, q.v);
+  Moduli m(random_primes(60, 31));
+  auto& [primes, crt, q] = m;
+  Z x, y;
   for (int trial = 0; trial < 50; ++trial) {
     mpz_urandomm(x.v, state_, q.v);
     std::vector<u64> r64;
@@ -148,10 +153,9 @@ TEST_F(BigintTest, UnreducedResiduesAreReduced) {
 }
 
 TEST_F(BigintTest, CenteredMatchesDefinition) {
-  const auto primes = random_primes(30, 31);
-  CrtReconstructor crt(primes);
-  Z q, half, x, c, expect;
-  product(primes, q.v);
+  Moduli m(random_primes(30, 31));
+  auto& [primes, crt, q] = m;
+  Z half, x, c, expect;
   mpz_fdiv_q_2exp(half.v, q.v, 1);
   for (int trial = 0; trial < 100; ++trial) {
     const auto r = random_residues(primes);
@@ -169,10 +173,9 @@ TEST_F(BigintTest, CenteredMatchesDefinition) {
 }
 
 TEST_F(BigintTest, EdgeCases) {
-  const auto primes = random_primes(60, 31);
-  CrtReconstructor crt(primes);
-  Z q, x;
-  product(primes, q.v);
+  Moduli m(random_primes(60, 31));
+  auto& [primes, crt, q] = m;
+  Z x;
 
   std::vector<u64> zero(primes.size(), 0);
   crt.reconstruct(zero, x.v);
@@ -318,10 +321,8 @@ TEST_F(BigintTest, CenteredToLongDoubleHugeValues) {
 
 TEST_F(BigintTest, CenteredToLongDoubleSmallValuesAreExact) {
   // x = a small signed message m, embedded mod Q: the result is m / d exactly when representable.
-  const auto primes = random_primes(30, 31);
-  CrtReconstructor crt(primes);
-  Z q;
-  product(primes, q.v);
+  Moduli m(random_primes(30, 31));
+  auto& [primes, crt, q] = m;
   std::uniform_int_distribution<i64> dist(-(i64{1} << 52), i64{1} << 52);
   for (int trial = 0; trial < 200; ++trial) {
     const i64 m = dist(rng_);

@@ -189,13 +189,12 @@ TEST(PrimeSystem, AnchorScaleDeviations) {
 }
 
 TEST(PrimeSystem, Options) {
-  PrimeSystemSpec spec;
-  spec.log_n = 15;
-  spec.log_scale = 40;
-  spec.levels = 8;
-  spec.alpha = 5;
-  spec.log_base = 60;
-  spec.dense_hamming_weight = 192;
+  const PrimeSystemSpec spec{.log_n = 15,
+                             .log_scale = 40,
+                             .levels = 8,
+                             .log_base = 60,
+                             .alpha = 5,
+                             .dense_hamming_weight = 192};
   ParameterSet p = generate_prime_system(spec);
   check_set(p, spec);
   EXPECT_EQ(p.alpha(), 5u);
@@ -213,11 +212,8 @@ TEST(PrimeSystem, Options) {
   EXPECT_EQ(p.auxiliary_primes, std::vector<u64>(aux.begin(), aux.end()));
   // Small rings for tests.
   for (u32 log_n : {10u, 12u, 13u}) {
-    spec = {};
-    spec.log_n = log_n;
-    spec.log_scale = 35;
-    spec.levels = 6;
-    check_set(generate_prime_system(spec), spec);
+    const PrimeSystemSpec small{.log_n = log_n, .log_scale = 35, .levels = 6};
+    check_set(generate_prime_system(small), small);
   }
 }
 
@@ -276,47 +272,48 @@ TEST(PrimeSystem, LevelScalesDefinition) {
 
 struct PresetSpec {
   const char* file;
-  u32 log_n, s, levels, boot;
   bool secure;
-  u32 cts = 0;         // num_cts_levels (0: the generator's choice)
-  u32 boot_scale = 0;  // log_boot_scale (0: the generator's choice)
+  PrimeSystemSpec spec;  // fields left out: the generator's choice
 };
 const PresetSpec kPresets[] = {
-    {"n14_s35", 14, 35, 6, 0, true},
-    {"n14_s40", 14, 40, 6, 0, true},
-    {"n15_s35", 15, 35, 17, 0, true},
-    {"n15_s40", 15, 40, 14, 0, true},
-    {"n16_s35", 16, 35, 35, 0, true},
-    {"n16_s40", 16, 40, 30, 0, true},
-    {"n16_s35_boot", 16, 35, 18, 12, true},
-    {"n16_s40_boot", 16, 40, 16, 12, true},
-    {"test_n12", 12, 35, 6, 0, false},
-    {"test_n13", 13, 40, 6, 0, false},
+    {"n14_s35", true, {.log_n = 14, .log_scale = 35, .levels = 6}},
+    {"n14_s40", true, {.log_n = 14, .log_scale = 40, .levels = 6}},
+    {"n15_s35", true, {.log_n = 15, .log_scale = 35, .levels = 17}},
+    {"n15_s40", true, {.log_n = 15, .log_scale = 40, .levels = 14}},
+    {"n16_s35", true, {.log_n = 16, .log_scale = 35, .levels = 35}},
+    {"n16_s40", true, {.log_n = 16, .log_scale = 40, .levels = 30}},
+    {"n16_s35_boot", true, {.log_n = 16, .log_scale = 35, .levels = 18, .boot_levels = 12}},
+    {"n16_s40_boot", true, {.log_n = 16, .log_scale = 40, .levels = 16, .boot_levels = 12}},
+    {"test_n12", false, {.log_n = 12, .log_scale = 35, .levels = 6}},
+    {"test_n13", false, {.log_n = 13, .log_scale = 40, .levels = 6}},
     // Theodosian's Table IV parameters (log2 PQ <= 1711, Delta = 2^35, h = 32, 15 levels per
     // bootstrapping), two ways: 11 bootstrapping levels at 2^58 with CoeffToSlot in 3, or 12 at
     // 2^55.
-    {"n16_s35_t4", 16, 35, 18, 11, true, 3},
-    {"n16_s35_t4_s55", 16, 35, 18, 12, true, 4, 55},
+    {"n16_s35_t4",
+     true,
+     {.log_n = 16, .log_scale = 35, .levels = 18, .boot_levels = 11, .num_cts_levels = 3}},
+    {"n16_s35_t4_s55",
+     true,
+     {.log_n = 16,
+      .log_scale = 35,
+      .levels = 18,
+      .boot_levels = 12,
+      .log_boot_scale = 55,
+      .num_cts_levels = 4}},
 };
 
 TEST(PrimeSystem, GeneratedPresets) {
   const bool write = std::getenv("THEO_WRITE_PRESETS") != nullptr;
   const std::filesystem::path dir = std::filesystem::path(THEO_SOURCE_DIR) / "presets";
   for (const auto& ps : kPresets) {
-    PrimeSystemSpec spec;
-    spec.log_n = ps.log_n;
-    spec.log_scale = ps.s;
-    spec.levels = ps.levels;
-    spec.boot_levels = ps.boot;
-    spec.num_cts_levels = ps.cts;
-    spec.log_boot_scale = ps.boot_scale;
+    const PrimeSystemSpec& spec = ps.spec;
     ParameterSet p = generate_prime_system(spec);
     check_set(p, spec);
     p.name = ps.file;
-    const double bound = max_log2_pq_128(ps.log_n);
+    const double bound = max_log2_pq_128(spec.log_n);
     std::printf(
         "%-14s N = 2^%u  scale 2^%u  levels %2u + %2u boot  log2(PQ) %8.2f / %4.0f  %s  dev %.4f\n",
-        ps.file, ps.log_n, ps.s, ps.levels, ps.boot, p.log2_pq(), bound,
+        ps.file, spec.log_n, spec.log_scale, spec.levels, spec.boot_levels, p.log2_pq(), bound,
         p.log2_pq() <= bound ? "secure" : "test-only", static_cast<double>(worst_deviation(p)));
     if (ps.secure) {
       EXPECT_NO_THROW(check_security(p, false)) << ps.file;

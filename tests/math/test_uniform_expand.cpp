@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "math/uniform_expand.h"
+#include "seed_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/errors.h"
 #include "theo/math/primes.h"
@@ -21,14 +22,8 @@ namespace {
 
 namespace ue = uniform_expand;
 __extension__ using U128 = unsigned __int128;
-using Seed = std::array<std::uint8_t, 32>;
-
-Seed seed_from(std::mt19937_64& rng) {
-  Seed s;
-  for (auto& b : s)
-    b = static_cast<std::uint8_t>(rng());
-  return s;
-}
+using test::Seed;
+using test::seed_from;
 
 // One 64-byte keystream block from libsodium's IETF ChaCha20 (the XOR with zeros is the stream).
 std::array<u32, 16> sodium_block(const Seed& key, u32 counter, const std::uint8_t nonce[12]) {

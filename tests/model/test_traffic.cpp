@@ -1,7 +1,9 @@
 // The traffic model (theo/model/traffic.h): the recording backend changes no word, counts the
 // modelled bytes and multiply-adds of known shapes, scopes nest, and nothing happens when off.
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "ckks/ckks_test_util.h"
 #include "ring/ring_test_util.h"
@@ -33,6 +35,19 @@ class TrafficTest : public RingTest {
   }
   void expect_same(const RnsPoly& a, const RnsPoly& b, const char* what) {
     EXPECT_EQ(words(*plain_, a), words(*wrapped_, b)) << what;
+  }
+  // The recorder emptied, then `ops` (fill_zero of a poly of `limbs` limbs, fork, end_fork,
+  // join) run on the recording backend in order under the OpScope `scope`.
+  void record_ops(const char* scope, u32 limbs, const std::vector<std::string>& ops) {
+    RnsPoly x = wrapped_->make_poly(Basis::range(0, limbs));
+    rec_->clear();
+    const OpScope s(scope);
+    for (const std::string& op : ops) {
+      if (op == "fill_zero") wrapped_->fill_zero(x.ref());
+      if (op == "fork") wrapped_->fork();
+      if (op == "end_fork") wrapped_->end_fork();
+      if (op == "join") wrapped_->join();
+    }
   }
 
   RingParams ring_;
@@ -215,37 +230,21 @@ TEST_F(TrafficTest, ScopesNestAndSum) {
 }
 
 TEST_F(TrafficTest, ForksAreMarkersOutsideTheTotals) {
-  RnsPoly x = wrapped_->make_poly(Basis::range(0, 2));
-  rec_->clear();
-  {
-    const OpScope s("A");
-    wrapped_->fill_zero(x.ref());
-    wrapped_->fork();
-    wrapped_->fill_zero(x.ref());
-    wrapped_->end_fork();
-    wrapped_->fill_zero(x.ref());
-    wrapped_->join();
-  }
+  const std::vector<std::string> run = {"fill_zero", "fork",      "fill_zero",
+                                        "end_fork",  "fill_zero", "join"};
+  record_ops("A", 2, run);
   std::vector<std::string> ops;
   for (const TrafficRecord& r : rec_->records()) {
     ops.push_back(r.op);
     EXPECT_EQ(r.scope, "A");
   }
-  EXPECT_EQ(ops, (std::vector<std::string>{"fill_zero", "fork", "fill_zero", "end_fork",
-                                           "fill_zero", "join"}));
+  EXPECT_EQ(ops, run);
   EXPECT_EQ(rec_->total().calls, 3u);  // markers are not calls
   EXPECT_EQ(rec_->by_op().count("fork"), 0u);
 }
 
 TEST_F(TrafficTest, TraceJsonListsEveryRecordInOrder) {
-  RnsPoly x = wrapped_->make_poly(Basis::range(0, 3));
-  rec_->clear();
-  {
-    const OpScope s("HMult");
-    wrapped_->fill_zero(x.ref());
-    wrapped_->fork();
-    wrapped_->join();
-  }
+  record_ops("HMult", 3, {"fill_zero", "fork", "join"});
   TraceInfo info;
   info.workload = "test";
   info.n = 1u << kLogN;

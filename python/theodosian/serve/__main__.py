@@ -20,7 +20,7 @@ import platform
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .._cli import run_subcommand
 from .config import SERVER_NAME, ServerConfig
@@ -188,6 +188,27 @@ def cmd_openapi(a: argparse.Namespace) -> int:
     return 0
 
 
+def _record_writer(out: str, header: dict,
+                   names_device: Callable[[dict], bool]) -> Callable[[dict], None]:
+    """What a benchmark hands each record to: the header takes the commit and, from the first
+    record names_device accepts, the device; `out` (when given) is rewritten after every record,
+    so that a run cut short still leaves its measurements."""
+    written: list[dict] = []
+
+    def write(rec: dict) -> None:
+        written.append(rec)
+        header["git_commit"] = rec.get("git_commit", "unknown")
+        if names_device(rec):
+            header.setdefault("device", rec["device"])
+        if out:
+            os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+            with open(out + ".tmp", "w") as f:
+                json.dump({"header": header, "results": written}, f, indent=1)
+            os.replace(out + ".tmp", out)
+
+    return write
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_benchmark  # noqa: PLC0415
 
@@ -200,19 +221,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
               "cpu_count": os.cpu_count(),
               "batch": a.batch, "host": platform.node(), "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    written: list[dict] = []
-
-    def write(rec: dict) -> None:
-        # Rewritten after every record: a run cut short still leaves its measurements.
-        written.append(rec)
-        header["git_commit"] = rec.get("git_commit", "unknown")
-        if rec["path"] == "server":
-            header.setdefault("device", rec["device"])
-        if a.out:
-            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-            with open(a.out + ".tmp", "w") as f:
-                json.dump({"header": header, "results": written}, f, indent=1)
-            os.replace(a.out + ".tmp", a.out)
+    write = _record_writer(a.out, header, lambda rec: rec["path"] == "server")
 
     records = run_benchmark(
         preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
@@ -236,19 +245,7 @@ def cmd_bench_http(a: argparse.Namespace) -> int:
               "load_average": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count(),
               "host": platform.node(), "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    written: list[dict] = []
-
-    def write(rec: dict) -> None:
-        # Rewritten after every record: a run cut short still leaves its measurements.
-        written.append(rec)
-        header["git_commit"] = rec.get("git_commit", "unknown")
-        if rec["path"] != "in_process":
-            header.setdefault("device", rec["device"])
-        if a.out:
-            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-            with open(a.out + ".tmp", "w") as f:
-                json.dump({"header": header, "results": written}, f, indent=1)
-            os.replace(a.out + ".tmp", a.out)
+    write = _record_writer(a.out, header, lambda rec: rec["path"] != "in_process")
 
     records = run_http_benchmark(
         preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
@@ -274,6 +271,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="Ray cluster: 'auto' (the one on this machine), host:port; "
                              "'local' starts one in this process")
         sp.add_argument("--name", default=SERVER_NAME, help="the server's actor name")
+
+    def bench_opts(sp: argparse.ArgumentParser) -> None:
+        # The workload, client and server options of both benchmarks.
+        sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+        sp.add_argument("--batch", type=int, default=16, help="operations per job")
+        sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
+                        "the clients)")
+        sp.add_argument("--min-jobs-per-client", type=int, default=2)
+        sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
+        sp.add_argument("--allow-insecure", action="store_true")
+        sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
+        sp.add_argument("--threads", type=int, default=0)
+        sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
+        sp.add_argument("--object-store-mb", type=int, default=None)
+        sp.add_argument("--num-cpus", type=int, default=None)
 
     def server_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--workers", type=int, default=0,
@@ -372,20 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--preset", default="bootparam_40")
     sp.add_argument("--ops", default="boot,hmult")
     sp.add_argument("--clients", default="1,2,4,8,16")
-    sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+    bench_opts(sp)
     sp.add_argument("--gpus-per-worker", type=float, default=1.0,
                     help="below 1: several workers share a GPU (e.g. 0.5: 2 per GPU)")
-    sp.add_argument("--batch", type=int, default=16, help="operations per job")
-    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
-                    "the clients)")
-    sp.add_argument("--min-jobs-per-client", type=int, default=2)
-    sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
-    sp.add_argument("--allow-insecure", action="store_true")
-    sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
-    sp.add_argument("--threads", type=int, default=0)
-    sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
-    sp.add_argument("--object-store-mb", type=int, default=None)
-    sp.add_argument("--num-cpus", type=int, default=None)
     sp.add_argument("--transfer-repeats", type=int, default=10)
     sp.add_argument("--chunk-groups", type=int, default=4,
                     help="the server's chunk size (operations); 0: one chunk per worker")
@@ -403,18 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--clients", default="1,16")
     sp.add_argument("--paths", default="in_process,ray,http",
                     help="in_process and any of ray, http, in this order per client count")
-    sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
-    sp.add_argument("--batch", type=int, default=16, help="operations per job")
-    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
-                    "the clients)")
-    sp.add_argument("--min-jobs-per-client", type=int, default=2)
-    sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
-    sp.add_argument("--allow-insecure", action="store_true")
-    sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
-    sp.add_argument("--threads", type=int, default=0)
-    sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
-    sp.add_argument("--object-store-mb", type=int, default=None)
-    sp.add_argument("--num-cpus", type=int, default=None)
+    bench_opts(sp)
     sp.add_argument("--chunk-groups", type=int, default=2,
                     help="the server's chunk size (operations): results stream back per chunk")
     sp.add_argument("--transfer-repeats", type=int, default=5)

@@ -133,6 +133,18 @@ class Workload:
         # One circuit at a time on the device, as in a worker.
         self.device_lock = threading.Lock()
 
+    @classmethod
+    def generate(cls, preset: str, ops: Sequence[str], batch: int, boot_slots: int, *,
+                 backend: str, allow_insecure: bool, threads: int, log: Callable[[str], None],
+                 since: float) -> "Workload":
+        """A client's Context of `preset`, its keys (relinearization, and bootstrapping when
+        `ops` has "boot") and the inputs; logs the keys' size and the time since `since`."""
+        ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
+        boot = {"slots": boot_slots} if "boot" in ops else None
+        keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
+        log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - since:.1f} s)")
+        return cls(ctx, keys, batch, boot_slots)
+
     def in_process(self, op: str) -> list[th.Ciphertext]:
         with self.device_lock:
             return circuit_registry.evaluate_in_process(OPS[op], self.context, self.session_keys,
@@ -201,11 +213,10 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     from . import Client, ServerConfig, start  # noqa: PLC0415
 
     t_start = time.perf_counter()
-    ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
-    boot = {"slots": boot_slots} if "boot" in ops else None
-    keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
-    log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
-    work = Workload(ctx, keys, batch, boot_slots)
+    work = Workload.generate(preset, ops, batch, boot_slots, backend=backend,
+                             allow_insecure=allow_insecure, threads=threads, log=log,
+                             since=t_start)
+    ctx, keys = work.context, work.keys
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           gpus_per_worker=gpus_per_worker, chunk_groups=chunk_groups,
                           max_queue=max(4, 2 * max(clients) * max(1, -(-batch // max(

@@ -27,11 +27,8 @@ import tempfile
 import time
 from typing import Any, Callable, Sequence
 
-import theodosian as th
-
 from . import apikeys
 from .bench import OPS, Workload, git_commit, percentile, run_load
-from .keys import ClientKeys
 
 PATHS = ("in_process", "ray", "http")
 
@@ -60,11 +57,10 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
     if unknown or "in_process" not in paths:
         raise ValueError(f"paths: in_process and any of ray, http (got {list(paths)})")
     t_start = time.perf_counter()
-    ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
-    boot = {"slots": boot_slots} if "boot" in ops else None
-    keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
-    log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
-    work = Workload(ctx, keys, batch, boot_slots)
+    work = Workload.generate(preset, ops, batch, boot_slots, backend=backend,
+                             allow_insecure=allow_insecure, threads=threads, log=log,
+                             since=t_start)
+    ctx, keys = work.context, work.keys
     chunks_per_job = max(1, -(-batch // max(1, chunk_groups)))
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           chunk_groups=chunk_groups, allow_insecure=allow_insecure,

@@ -15,6 +15,7 @@ from . import wire
 from .config import NAMESPACE, SERVER_NAME
 from .errors import JobError, ServeError, ServerUnavailableError, require_ray
 from .keys import ClientKeys, parameters_fingerprint
+from .session import ClientSession
 
 
 def _translate(exc: BaseException, what: str) -> BaseException:
@@ -112,15 +113,11 @@ class Job:
         return self._session._decode(blobs, host)
 
 
-class Session:
+class Session(ClientSession):
     """A client's session: its keys live on the server; jobs run circuits on ciphertexts."""
 
     def __init__(self, client: Client, session_id: str, keys: ClientKeys) -> None:
-        self._client = client
-        self.id = session_id
-        self.keys = keys
-        self.context = keys.context
-        self._fingerprint = keys.upload.fingerprint
+        super().__init__(client, session_id, keys)
 
     def _encode(self, cts: Sequence[th.Ciphertext]) -> list[Any]:
         if isinstance(cts, th.Ciphertext):
@@ -190,12 +187,3 @@ class Session:
     def close(self) -> None:
         c = self._client
         c._call(c._server.close_session.remote(self.id, c._token), "close_session")
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self.close()
-        except ServeError:
-            pass

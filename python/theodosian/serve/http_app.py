@@ -305,6 +305,15 @@ def build_app(api: Optional[Api]) -> Any:
         r.pop("entries", None)
         return r
 
+    async def results_past(session_id: str, job_id: str, request: Request, have: int,
+                           stream: bool) -> StreamingResponse:
+        # The frames of a job's chunks past the first `have`: the ones finished now and a state
+        # frame (polling), or every chunk as it finishes (stream).
+        key = key_of(request)
+        await need_api().check_job(key, session_id, job_id, have)
+        return StreamingResponse(need_api().results(key, session_id, job_id, have, stream),
+                                 media_type=frames.MEDIA_TYPE)
+
     @app.get("/v1/sessions/{session_id}/jobs/{job_id}/results",
              summary="Finished chunks past `have` (chunked polling)",
              description="Frames of the chunks that finished past the first `have` (waiting up "
@@ -313,20 +322,14 @@ def build_app(api: Optional[Api]) -> Any:
              response_class=Response, responses={200: {"content": _BINARY}, 404: err, **common})
     async def results(session_id: str, job_id: str, request: Request,
                       have: int = Query(0, ge=0)):
-        key = key_of(request)
-        await need_api().check_job(key, session_id, job_id, have)
-        return StreamingResponse(need_api().results(key, session_id, job_id, have, False),
-                                 media_type=frames.MEDIA_TYPE)
+        return await results_past(session_id, job_id, request, have, False)
 
     @app.get("/v1/sessions/{session_id}/jobs/{job_id}/stream",
              summary="Stream the results as chunks finish",
              response_class=Response, responses={200: {"content": _BINARY}, 404: err, **common})
     async def stream(session_id: str, job_id: str, request: Request,
                      have: int = Query(0, ge=0)):
-        key = key_of(request)
-        await need_api().check_job(key, session_id, job_id, have)
-        return StreamingResponse(need_api().results(key, session_id, job_id, have, True),
-                                 media_type=frames.MEDIA_TYPE)
+        return await results_past(session_id, job_id, request, have, True)
 
     @app.delete("/v1/sessions/{session_id}/jobs/{job_id}", status_code=204,
                 summary="Cancel a job or drop its results", responses={404: err, **common})

@@ -36,6 +36,7 @@ from . import frames, wire
 from .errors import (AuthenticationError, BusyError, JobError, LimitError, ServeError,
                      ServerUnavailableError, SessionError)
 from .keys import ClientKeys
+from .session import ClientSession
 
 #: A result frame larger than this is refused (a ciphertext of the largest parameter sets is
 #: well below it).
@@ -249,16 +250,12 @@ class HttpJob:
         return self._session._collect(resp, host, self)
 
 
-class HttpSession:
+class HttpSession(ClientSession):
     """A session of an HttpClient: its keys live on the server; jobs run circuits on
     ciphertexts."""
 
     def __init__(self, client: HttpClient, session_id: str, keys: ClientKeys) -> None:
-        self._client = client
-        self.id = session_id
-        self.keys = keys
-        self.context = keys.context
-        self._fingerprint = keys.upload.fingerprint
+        super().__init__(client, session_id, keys)
 
     def info(self) -> dict[str, Any]:
         return self._client._json("GET", f"/v1/sessions/{self.id}", what="session info")
@@ -370,12 +367,3 @@ class HttpSession:
 
     def close(self) -> None:
         self._client.request("DELETE", f"/v1/sessions/{self.id}", what="close_session").read()
-
-    def __enter__(self) -> "HttpSession":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self.close()
-        except ServeError:
-            pass

@@ -149,19 +149,19 @@ def _unpack(blob: bytes | memoryview) -> dict[str, memoryview]:
     return parts
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class ClientKeys:
     """A client's keys: the secret key (stays here), the public key, the evaluation keys, and the
-    upload that gives a server the evaluation keys."""
+    upload that gives a server the evaluation keys. (No generated repr: it would show the secret
+    key; no generated equality: two ClientKeys are the same object or different keys.)"""
 
-    def __init__(self, context: th.Context, secret_key: Any, public_key: Any, relin_key: Any,
-                 galois_keys: Any, bootstrapping_keys: Any, upload: KeyUpload) -> None:
-        self.context = context
-        self.secret_key = secret_key
-        self.public_key = public_key
-        self.relin_key = relin_key
-        self.galois_keys = galois_keys
-        self.bootstrapping_keys = bootstrapping_keys
-        self.upload = upload
+    context: th.Context
+    secret_key: Any
+    public_key: Any
+    relin_key: Any
+    galois_keys: Any
+    bootstrapping_keys: Any
+    upload: KeyUpload
 
     @classmethod
     def generate(cls, context: th.Context, *, relin: bool = True, rotations: Sequence[int] = (),

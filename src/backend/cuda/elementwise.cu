@@ -4,7 +4,10 @@
 // (Cheddar Par.1).
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "backend/cuda/arith.cuh"
 #include "backend/cuda/check.h"
@@ -116,6 +119,14 @@ void launch_op(const EwArgs& a, u32 n, const Basis& basis, const Modulus* mods, 
     launch_kernel(ew_kernel<kOp, 1>, grid, threads, 0, s, a, n, basis, mods, c);
   THEO_CUDA_CHECK_LAUNCH();
 }
+
+// launch_op<op> of every EwOp, indexed by the op (kTensor is the last one).
+template <std::size_t... kOps>
+constexpr auto op_launchers(std::index_sequence<kOps...>) {
+  return std::array{&launch_op<static_cast<EwOp>(kOps)>...};
+}
+constexpr auto kOpLaunchers =
+    op_launchers(std::make_index_sequence<static_cast<std::size_t>(EwOp::kTensor) + 1>());
 
 // One 16-byte vector per thread, grid (vectors of a limb / threads, limbs, polys): the most bytes
 // in flight the GPU can hold, and no index arithmetic beyond the block coordinates. On the H200 a
@@ -230,28 +241,8 @@ void launch_elementwise(EwOp op, const EwArgs& a, u32 n, const Basis& basis, con
   if (basis.size == 0) return;
   static const LimbConsts kNone{};
   const LimbConsts& c = consts ? *consts : kNone;
-  switch (op) {
-    case EwOp::kAdd:
-      return launch_op<EwOp::kAdd>(a, n, basis, mods, c, threads, s);
-    case EwOp::kSub:
-      return launch_op<EwOp::kSub>(a, n, basis, mods, c, threads, s);
-    case EwOp::kNeg:
-      return launch_op<EwOp::kNeg>(a, n, basis, mods, c, threads, s);
-    case EwOp::kMul:
-      return launch_op<EwOp::kMul>(a, n, basis, mods, c, threads, s);
-    case EwOp::kMulAdd:
-      return launch_op<EwOp::kMulAdd>(a, n, basis, mods, c, threads, s);
-    case EwOp::kMulScalar:
-      return launch_op<EwOp::kMulScalar>(a, n, basis, mods, c, threads, s);
-    case EwOp::kAddScalar:
-      return launch_op<EwOp::kAddScalar>(a, n, basis, mods, c, threads, s);
-    case EwOp::kMulScalarAdd:
-      return launch_op<EwOp::kMulScalarAdd>(a, n, basis, mods, c, threads, s);
-    case EwOp::kSubMulScalar:
-      return launch_op<EwOp::kSubMulScalar>(a, n, basis, mods, c, threads, s);
-    case EwOp::kTensor:
-      return launch_op<EwOp::kTensor>(a, n, basis, mods, c, threads, s);
-  }
+  const auto index = static_cast<std::size_t>(op);
+  if (index < kOpLaunchers.size()) kOpLaunchers[index](a, n, basis, mods, c, threads, s);
 }
 
 }  // namespace theo::cuda

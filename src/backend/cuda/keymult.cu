@@ -97,6 +97,17 @@ __global__ void key_mult_kernel(const __grid_constant__ ConstPtrs d,
   store_words<W>(out1 + off, s1);
 }
 
+// Key words one term ahead: (b, c) take the words (bn, cn) of the current term, then, when there
+// is a next term, load_next(bn, cn) loads its words ahead of the current term's products.
+template <int W, typename LoadNext>
+__device__ __forceinline__ void take_key_words(u32 (&b)[W], u32 (&c)[W], u32 (&bn)[W], u32 (&cn)[W],
+                                               bool has_next, LoadNext&& load_next) {
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    b[w] = bn[w], c[w] = cn[w];
+  if (has_next) load_next(bn, cn);
+}
+
 // key_mult_rotations: block x of the grid owns the digits' words [x B, (x + 1) B) of limb y, read
 // once into shared memory (with add0's); every phi_g maps that block onto one whole block of
 // outputs, so for each rotation the block computes those B outputs, reading their key words
@@ -140,13 +151,10 @@ __global__ void __launch_bounds__(256)
       }
       for (u32 k = 0; k < a.digits; ++k) {
         u32 b[W], c[W];
-#pragma unroll
-        for (int w = 0; w < W; ++w)
-          b[w] = bn[w], c[w] = cn[w];
-        if (k + 1 < a.digits) {
-          load_words<W>(a.kb[r][k + 1] + base + o, bn);
-          load_words<W>(a.ka[r][k + 1] + base + o, cn);
-        }
+        take_key_words(b, c, bn, cn, k + 1 < a.digits, [&](u32(&nb)[W], u32(&nc)[W]) {
+          load_words<W>(a.kb[r][k + 1] + base + o, nb);
+          load_words<W>(a.ka[r][k + 1] + base + o, nc);
+        });
         const u32* dk = sd + k * B;
 #pragma unroll
         for (int w = 0; w < W; ++w) {
@@ -189,13 +197,10 @@ __global__ void __launch_bounds__(256)
   }
   for (u32 k = 0; k < a.terms; ++k) {
     u32 b[W], c[W];
-#pragma unroll
-    for (int w = 0; w < W; ++w)
-      b[w] = bn[w], c[w] = cn[w];
-    if (k + 1 < a.terms) {
-      load_words<W>(a.b[k + 1] + off, bn);
-      load_words<W>(a.a[k + 1] + off, cn);
-    }
+    take_key_words(b, c, bn, cn, k + 1 < a.terms, [&](u32(&nb)[W], u32(&nc)[W]) {
+      load_words<W>(a.b[k + 1] + off, nb);
+      load_words<W>(a.a[k + 1] + off, nc);
+    });
 #pragma unroll
     for (u32 g = 0; g < kMaxSums; ++g) {
       if (g >= a.sums || a.d[g][k] == nullptr) continue;

@@ -308,20 +308,39 @@ void for_chunks_p_first(const OutputChunkPlans& plans, u32 limbs,
   if (!p_ready && on_p_ready) on_p_ready();
 }
 
+// ModUp and KeyMult of one switch under an output-chunked dataflow (DSOC, DPOC), with what both
+// start from: the level, its output-chunk tables and the INTT of the input (read by every chunk).
+struct OutputChunkedModUp {
+  OutputChunkedModUp(const Stages& stages, const KeySwitchPlan& plan, const ModUpKeyMult& work)
+      : st(stages),
+        e(work),
+        lv(st.context().level(e.level)),
+        be(st.context().backend()),
+        plans(chunk_tables(lv, plan)),
+        beta(lv.digits.size()),
+        limbs(lv.limbs),
+        coeffs(st.mod_up_coefficients(e.d, e.level)),
+        widest(plans.ranges.front().count) {}
+
+  void dsoc(const std::function<void()>& on_p_ready) const;
+  void dpoc(const std::function<void()>& on_p_ready) const;
+
+  const Stages& st;
+  const ModUpKeyMult& e;
+  const LevelData& lv;
+  Backend& be;
+  const OutputChunkPlans& plans;
+  const std::size_t beta;
+  const u32 limbs;
+  const RnsPoly coeffs;
+  const u32 widest;  // the larger chunks come first
+};
+
 // Digit-serial, output-chunked: the INTT of the input, then per output chunk, one digit's
 // conversion onto the chunk and KeyMult after another, summed in two chunk-sized accumulators
 // used in turn (the last digit's sum lands in ext). The chunk's running sum stays in L2 while the
 // digits pass.
-void mod_up_key_mult_dsoc(const Stages& st, const KeySwitchPlan& plan, const ModUpKeyMult& e,
-                          const std::function<void()>& on_p_ready) {
-  const Context& ctx = st.context();
-  const LevelData& lv = ctx.level(e.level);
-  Backend& be = ctx.backend();
-  const OutputChunkPlans& plans = chunk_tables(lv, plan);
-  const std::size_t beta = lv.digits.size();
-  const u32 limbs = lv.limbs;
-  const RnsPoly coeffs = st.mod_up_coefficients(e.d, e.level);
-  const u32 widest = plans.ranges.front().count;  // the larger chunks come first
+void OutputChunkedModUp::dsoc(const std::function<void()>& on_p_ready) const {
   RnsPoly slot_store = be.make_poly(Basis::range(0, widest));
   RnsPoly sum_store0, sum_store1;
   if (beta > 1) {
@@ -365,16 +384,7 @@ void mod_up_key_mult_dsoc(const Stages& st, const KeySwitchPlan& plan, const Mod
 // so KeyMult reads the chunk's digit words from L2 while the keys stream past. The chunk's words
 // of every digit live in one scratch buffer reused by every chunk; a digit's own limbs are the
 // input itself. The INTT'd input, read by every chunk, is the one piece all chunks share.
-void mod_up_key_mult_dpoc(const Stages& st, const KeySwitchPlan& plan, const ModUpKeyMult& e,
-                          const std::function<void()>& on_p_ready) {
-  const Context& ctx = st.context();
-  const LevelData& lv = ctx.level(e.level);
-  Backend& be = ctx.backend();
-  const OutputChunkPlans& plans = chunk_tables(lv, plan);
-  const std::size_t beta = lv.digits.size();
-  const u32 limbs = lv.limbs;
-  const RnsPoly coeffs = st.mod_up_coefficients(e.d, e.level);
-  const u32 widest = plans.ranges.front().count;
+void OutputChunkedModUp::dpoc(const std::function<void()>& on_p_ready) const {
   RnsPoly slot_store = be.make_poly(Basis::range(0, static_cast<u32>(beta) * widest));
   std::vector<std::size_t> idx(beta);
   std::vector<ConstPolyRef> cf;
@@ -454,10 +464,10 @@ void mod_up_key_mult(const Stages& st, const KeySwitchPlan& plan, const ModUpKey
       mod_up_key_mult_dsob(st, e, on_p_ready);
       return;
     case Dataflow::kDSOC:
-      mod_up_key_mult_dsoc(st, plan, e, on_p_ready);
+      OutputChunkedModUp(st, plan, e).dsoc(on_p_ready);
       return;
     case Dataflow::kDPOC:
-      mod_up_key_mult_dpoc(st, plan, e, on_p_ready);
+      OutputChunkedModUp(st, plan, e).dpoc(on_p_ready);
       return;
     case Dataflow::kDPOB:
     case Dataflow::kAuto:
