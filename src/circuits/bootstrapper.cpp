@@ -205,18 +205,24 @@ BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const Secret
     elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
   elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
   detail::ProgressBar bar("bootstrap keys", elements.size() + 3, progress);
+  // Compact keys are made compact one by one, so that no more than one key is ever expanded.
+  const bool compact = impl_->config.compact_keys;
   BootstrappingKeys keys;
   keys.relin = keygen.create_relin_key(sk);
+  if (compact) keys.relin.make_compact();
   bar.step();
   {
     const SecretKey sparse = keygen.create_sparse_secret_key();
     keys.to_sparse = keygen.create_switching_key(sparse, sk.ntt().cref());
+    if (compact) keys.to_sparse.make_compact();
     bar.step();
     keys.to_dense = keygen.create_switching_key(sk, sparse.ntt().cref());
+    if (compact) keys.to_dense.make_compact();
     bar.step();
   }
   for (const u32 g : elements) {
     keygen.add_galois_keys(sk, std::span<const u32>(&g, 1), keys.galois);
+    if (compact) keys.galois.make_compact();
     bar.step();
   }
   return keys;
@@ -444,7 +450,8 @@ std::string Bootstrapper::describe() const {
      << "message ratio q0 / Delta' = 2^" << message_ratio_bits() << " (input scaled up by "
      << m.scale_up << ")\n"
      << "keys: " << rotations().size() << " rotations + conjugation"
-     << (m.config.min_keys ? " (min-keys mode)" : "") << "\n";
+     << (m.config.min_keys ? " (min-keys mode)" : "")
+     << (m.config.compact_keys ? ", compact (a halves expanded at each use)" : "") << "\n";
   return os.str();
 }
 

@@ -208,4 +208,36 @@ GaloisKeys KeyGenerator::create_galois_keys(const SecretKey& sk, std::span<const
   return keys;
 }
 
+// ---- SwitchingKey storage --------------------------------------------------------------------
+
+const RnsPoly& SwitchingKey::a(u32 chunk) const {
+  if (compact()) {
+    throw ContextError(
+        "SwitchingKey::a: this key is compact (its a halves are kept as their seed); key "
+        "switching expands them where it reads them");
+  }
+  return a_.at(chunk);
+}
+
+void SwitchingKey::make_compact() {
+  if (empty()) throw ParameterError("SwitchingKey::make_compact: the key is empty");
+  if (compact()) return;
+  if (!a_seed_ || a_seed_->scheme != ExpansionScheme::kChaCha20Wide) {
+    throw ParameterError(
+        "SwitchingKey::make_compact: the key has no seed its a halves can be expanded from "
+        "(keys loaded from an expanded file keep their words)");
+  }
+  a_.clear();
+  a_.shrink_to_fit();
+}
+
+std::size_t SwitchingKey::stored_words() const {
+  std::size_t words = 0;
+  for (const RnsPoly& p : b_)
+    words += p.words();
+  for (const RnsPoly& p : a_)
+    words += p.words();
+  return words;
+}
+
 }  // namespace theo
