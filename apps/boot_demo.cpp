@@ -83,8 +83,9 @@ void print_memory(const char* when, const theo::Backend& be, const theo::Bootstr
   const std::vector<theo::u32> gs = keys.galois.galois_elements();
   for (const theo::u32 g : gs)
     bytes += key_bytes(*keys.galois.find(g));
-  std::printf("memory %s: keys %.2f GiB (%zu switching keys%s)", when, gib(bytes), gs.size() + 3,
-              keys.relin.key().compact() ? ", compact" : "");
+  std::printf("memory %s: keys %.2f GiB (%zu switching keys%s), process peak %.2f GiB", when,
+              gib(bytes), gs.size() + 3, keys.relin.key().compact() ? ", compact" : "",
+              peak_rss_gib());
   const theo::MemoryReport m = be.memory_report();
   if (m.device_total > 0) {
     std::printf(", backend live %.2f GiB (peak %.2f GiB), device in use %.2f of %.2f GiB",
@@ -208,6 +209,7 @@ int main(int argc, char** argv) {
     const auto boot_start = std::chrono::steady_clock::now();
     const theo::Bootstrapper boot(ctx, cfg);
     std::printf("%s", boot.describe().c_str());
+    std::printf("memory after the bootstrapper's tables: process peak %.2f GiB\n", peak_rss_gib());
     const auto keys_start = std::chrono::steady_clock::now();
     const theo::BootstrappingKeys keys = boot.generate_keys(keygen, sk);
     ctx->backend().synchronize();

@@ -205,24 +205,26 @@ BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const Secret
     elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
   elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
   detail::ProgressBar bar("bootstrap keys", elements.size() + 3, progress);
-  // Compact keys are made compact one by one, so that no more than one key is ever expanded.
-  const bool compact = impl_->config.compact_keys;
+  // Compact keys are made compact by the generator (KeyGenerator::set_compact_keys), never held
+  // expanded; its own setting is restored afterwards.
+  struct CompactScope {
+    KeyGenerator& kg;
+    bool before;
+    ~CompactScope() { kg.set_compact_keys(before); }
+  } scope{keygen, keygen.compact_keys()};
+  keygen.set_compact_keys(impl_->config.compact_keys || keygen.compact_keys());
   BootstrappingKeys keys;
   keys.relin = keygen.create_relin_key(sk);
-  if (compact) keys.relin.make_compact();
   bar.step();
   {
     const SecretKey sparse = keygen.create_sparse_secret_key();
     keys.to_sparse = keygen.create_switching_key(sparse, sk.ntt().cref());
-    if (compact) keys.to_sparse.make_compact();
     bar.step();
     keys.to_dense = keygen.create_switching_key(sk, sparse.ntt().cref());
-    if (compact) keys.to_dense.make_compact();
     bar.step();
   }
   for (const u32 g : elements) {
     keygen.add_galois_keys(sk, std::span<const u32>(&g, 1), keys.galois);
-    if (compact) keys.galois.make_compact();
     bar.step();
   }
   return keys;

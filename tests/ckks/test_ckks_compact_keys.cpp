@@ -1,5 +1,5 @@
-// Compact switching keys (SwitchingKey::make_compact: the a halves kept as their seed, expanded
-// by each KeyMult): every key-switching path gives the words of the expanded key (every dataflow
+// Compact switching keys (SwitchingKey::make_compact, KeyGenerator::set_compact_keys: the a halves
+// kept as their seed, expanded by each KeyMult): every key-switching path gives the words of the expanded key (every dataflow
 // and chunk count at every level, relinearization, rotations, hoisted rotations); the key holds
 // half the words; a() refuses; serialization writes the seed and loads an equal key; a key
 // without a seed refuses to become compact.
@@ -63,8 +63,9 @@ struct TwoKeySets {
     rlk_compact = kg_b.create_relin_key(sk_b);
     rlk_compact.make_compact();
     gk = kg_a.create_galois_keys(sk, rotations, true);
+    // Made compact by the generator (never expanded) rather than compacted afterwards.
+    kg_b.set_compact_keys(true);
     gk_compact = kg_b.create_galois_keys(sk_b, rotations, true);
-    gk_compact.make_compact();
   }
   ContextPtr ctx;
   Prng::Seed seed;
