@@ -26,13 +26,14 @@
 //
 // --compact-keys keeps the keys' a halves as their seeds and expands them at each use (half the
 // key memory, slower key switching); --lean-cpu turns on --min-keys and --compact-keys when the
-// backend is the CPU (scripts/demo passes it: n16_s40_boot then peaks at ~4.5 GB resident instead
+// backend is the CPU (scripts/demo passes it: n16_s40_boot then peaks at ~4.7 GB resident instead
 // of ~13 GB) and changes nothing on a GPU. The last line is the process's peak resident memory.
 //
 // Default preset: n16_s40_boot (128-bit secure, N = 2^16, 2^15 slots: a few minutes on 2 CPU cores,
 // under a second on a GPU). test_boot_n12 --insecure (N = 2^12, 64 slots) takes seconds on a CPU;
 // the anchor sets bootparam_30/35/40 are meant for the CUDA backend.
 
+#include <sys/resource.h>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -40,7 +41,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <sys/resource.h>
 #include <string>
 #include <vector>
 

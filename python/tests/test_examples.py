@@ -9,30 +9,40 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+STDERR_MARK = "\n---- stderr ----\n"
 EXAMPLES = ROOT / "examples"
 
-# (script, arguments, a phrase its output must contain). The quickest configurations each script
-# offers; the default ones are the GPU / 128-bit runs of the README. Listed longest first: they
-# run two at a time (the machine's two cores; much of each run is single-threaded Python, or
-# waiting for Ray), each test waiting for its own.
+# (script, arguments, checks). The quickest configurations each script offers; the default ones
+# are the GPU / 128-bit runs of the README. A check is (pattern, minimum): the pattern must match
+# the output and every number it captures must reach the minimum -- the precision in bits of the
+# encrypted result against the same computation in plaintext, an agreement rate, a count. Listed
+# longest first: they run two at a time (the machine's two cores; much of each run is
+# single-threaded Python or waiting for Ray), each test waiting for its own.
+BITS = r"(-?[0-9.]+|inf) bits"
 RUNS = [
-    ("bootstrapping.py", ["--backend", "cpu", "--rounds", "2"], "precision vs numpy"),
-    ("helr_training.py", ["--small", "--backend", "cpu", "--iterations", "2", "--batch", "16"],
-     "held-out accuracy"),
-    ("logistic_regression.py", ["--preset", "test_n12", "--insecure", "--backend", "cpu"],
-     "encrypted predictions agree"),
-    ("polynomial_activation.py", ["--preset", "test_n12", "--insecure", "--backend", "cpu"],
-     "gelu"),
-    ("resnet20_inference.py", ["--tiny", "--backend", "cpu"], "logits precision"),
+    ("serve_client.py", ["--local", "--preset", "test_n12", "--insecure", "--jobs", "2"],
+     [(r"max error ([0-9.e+-]+) against the polynomial", None), (r"^(OK)", None)]),
     ("resnet20_train.py", ["--tiny", "--epochs", "1", "--out", "{tmp}/tiny.theocnn"],
-     "test accuracy"),
-    ("serve_client.py", ["--local", "--preset", "test_n12", "--insecure", "--jobs", "2"], "OK"),
+     [(r"test accuracy ([0-9.]+)", 0.0)]),
+    ("resnet20_inference.py", ["--tiny", "--backend", "cpu"],
+     [(r"logits precision " + BITS, 10.0), (r"inference: .* (\d+) bootstrapping", 1)]),
+    ("helr_training.py", ["--small", "--backend", "cpu", "--iterations", "3", "--batch", "16"],
+     [(r"encrypted vs numpy " + BITS, 12.0), (r"\((\d+) bootstrappings\)", 1)]),
+    ("bootstrapping.py", ["--backend", "cpu", "--rounds", "2"],
+     [(r"precision vs numpy\s+" + BITS, 15.0)]),
+    ("logistic_regression.py", ["--preset", "test_n12", "--insecure", "--backend", "cpu"],
+     [(r"linear layer\s*: precision vs numpy\s+" + BITS, 15.0),
+      (r"precision vs polynomial\s+" + BITS, 15.0), (r"agree with sklearn on ([0-9.]+)", 0.95)]),
+    ("polynomial_activation.py", ["--preset", "test_n12", "--insecure", "--backend", "cpu"],
+     [(r"precision vs polynomial\s+" + BITS, 15.0),
+      (r"^\s+(?:sigmoid|tanh|silu|gelu)\s+\d+\s+\d+\s+[0-9.]+\s+([0-9.]+|inf)", 15.0)]),
 ]
 
 
@@ -43,7 +53,7 @@ def run(args: list[str], cwd: pathlib.Path, timeout: int = 900) -> str:
         os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
     r = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
                        timeout=timeout)
-    out = r.stdout + r.stderr
+    out = r.stdout + STDERR_MARK + r.stderr
     assert r.returncode == 0, f"{' '.join(args)} exited {r.returncode}:\n{out[-4000:]}"
     return out
 
@@ -65,11 +75,17 @@ def test_every_example_has_a_run_here():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(name for name, _, _ in RUNS)
 
 
-@pytest.mark.parametrize("script,phrase", [(r[0], r[2]) for r in RUNS], ids=[r[0] for r in RUNS])
-def test_example_runs(script, phrase, example_runs):
+@pytest.mark.parametrize("script,checks", [(r[0], r[2]) for r in RUNS], ids=[r[0] for r in RUNS])
+def test_example_runs(script, checks, example_runs):
     out = example_runs[script].result()
-    print(out[-3000:])  # shown with pytest -rP
-    assert phrase in out, out[-4000:]
+    stdout = out.split(STDERR_MARK)[0]
+    print(stdout[-3000:])  # shown with pytest -rP
+    for pattern, minimum in checks:
+        found = re.findall(pattern, stdout, re.MULTILINE)
+        assert found, f"{script}: no line matches {pattern!r}:\n{stdout[-3000:]}"
+        if minimum is not None:
+            values = [float(v) for v in found]
+            assert min(values) >= minimum, f"{script}: {pattern!r} gave {values} < {minimum}"
 
 
 def test_readme_python_quick_check(tmp_path):

@@ -1,8 +1,8 @@
 // Compact switching keys (SwitchingKey::make_compact, KeyGenerator::set_compact_keys: the a halves
-// kept as their seed, expanded by each KeyMult): every key-switching path gives the words of the expanded key (every dataflow
-// and chunk count at every level, relinearization, rotations, hoisted rotations); the key holds
-// half the words; a() refuses; serialization writes the seed and loads an equal key; a key
-// without a seed refuses to become compact.
+// kept as their seed, expanded by each KeyMult): every key-switching path gives the words of the
+// expanded key (every dataflow and chunk count at every level, relinearization, rotations, hoisted
+// rotations); the key holds half the words; a() refuses; serialization writes the seed and loads an
+// equal key; a key without a seed refuses to become compact.
 
 #include <random>
 #include <sstream>
