@@ -94,7 +94,9 @@ def test_readme_python_quick_check(tmp_path):
 
 
 def test_sim_worked_example(tmp_path):
-    """docs/sim.md's worked example (and README.md's), the timeline plot included."""
+    """docs/sim.md's worked example (and README.md's), the timeline plot included, and
+    docs/trace-format.md's synthetic trace. (The whole study, `sim study`, takes minutes: run by
+    hand.)"""
     run(["-m", "theodosian.sim", "machines"], tmp_path)
     run(["-m", "theodosian.sim", "affinity", "bootparam_40-c6-hmult", "--machine",
          "paper-gpu-hmc"], tmp_path)
@@ -106,3 +108,6 @@ def test_sim_worked_example(tmp_path):
     assert "techniques full" in out
     png = tmp_path / "hmult.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # docs/trace-format.md: a synthetic ResNet-20 trace.
+    out = run(["-m", "theodosian.sim", "synth", "resnet20", "--out", "resnet20.json"], tmp_path)
+    assert "synthetic" in out and (tmp_path / "resnet20.json").stat().st_size > 0
