@@ -12,6 +12,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -24,13 +25,16 @@ EXAMPLES = ROOT / "examples"
 # the output and every number it captures must reach the minimum -- the precision in bits of the
 # encrypted result against the same computation in plaintext, an agreement rate, a count. Listed
 # longest first: they run two at a time (the machine's two cores; much of each run is
-# single-threaded Python or waiting for Ray), each test waiting for its own.
+# single-threaded Python or waiting for Ray), each test waiting for its own; the two that start a
+# local Ray cluster take turns.
 BITS = r"(-?[0-9.]+|inf) bits"
 RUNS = [
     ("serve_client.py", ["--local", "--preset", "test_n12", "--insecure", "--jobs", "2"],
      [(r"max error ([0-9.e+-]+) against the polynomial", None), (r"^(OK)", None)]),
     ("resnet20_train.py", ["--tiny", "--epochs", "1", "--out", "{tmp}/tiny.theocnn"],
      [(r"test accuracy ([0-9.]+)", 0.0)]),
+    ("serve_http_client.py", ["--local", "--preset", "test_n12", "--insecure", "--jobs", "2"],
+     [(r"max error ([0-9.e+-]+) against the polynomial", None), (r"^(OK)", None)]),
     ("resnet20_inference.py", ["--tiny", "--backend", "cpu"],
      [(r"logits precision " + BITS, 10.0), (r"inference: .* (\d+) bootstrapping", 1)]),
     ("helr_training.py", ["--small", "--backend", "cpu", "--iterations", "3", "--batch", "16"],
@@ -60,13 +64,22 @@ def run(args: list[str], cwd: pathlib.Path, timeout: int = 900) -> str:
 
 @pytest.fixture(scope="module")
 def example_runs(tmp_path_factory):
-    """Every example started at once on a pool of two: script -> (future output, its folder)."""
+    """Every example started at once on a pool of two: script -> future output. The examples that
+    start a local Ray cluster take turns."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    ray_turn = threading.Lock()
+
+    def run_example(script: str, argv: list[str], cwd: pathlib.Path) -> str:
+        if script.startswith("serve_"):
+            with ray_turn:
+                return run(argv, cwd)
+        return run(argv, cwd)
+
     runs = {}
     for script, args, _ in RUNS:
         cwd = tmp_path_factory.mktemp(script.removesuffix(".py"))
         argv = [str(EXAMPLES / script), *(a.format(tmp=cwd) for a in args)]
-        runs[script] = pool.submit(run, argv, cwd)
+        runs[script] = pool.submit(run_example, script, argv, cwd)
     yield runs
     pool.shutdown(wait=True, cancel_futures=True)
 
