@@ -26,7 +26,7 @@
 //
 // --compact-keys keeps the keys' a halves as their seeds and expands them at each use (half the
 // key memory, slower key switching); --lean-cpu turns on --min-keys and --compact-keys when the
-// backend is the CPU (scripts/demo passes it: n16_s40_boot then peaks at ~4.7 GB resident instead
+// backend is the CPU (scripts/demo passes it: n16_s40_boot then peaks at ~4.5 GB resident instead
 // of ~13 GB) and changes nothing on a GPU. The last line is the process's peak resident memory.
 //
 // Default preset: n16_s40_boot (128-bit secure, N = 2^16, 2^15 slots: a few minutes on 2 CPU cores,
