@@ -66,8 +66,8 @@ void def_binary(nb::class_<Ev>& cls, Named op, Named inplace) {
 using Product = theo::Ciphertext (theo::Evaluator::*)(const theo::Ciphertext&,
                                                       const theo::Ciphertext&,
                                                       const theo::RelinKey&) const;
-template <Product kOp>
-void def_product(nb::class_<Ev>& cls, const char* name, const nb::arg_v& rk_arg, const char* doc) {
+template <Product kOp, typename RelinArg>
+void def_product(nb::class_<Ev>& cls, const char* name, const RelinArg& rk_arg, const char* doc) {
   cls.def(
       name,
       [name](const Ev& e, const Ct& a, const Ct& b, const WRelinKey* rk) {

@@ -271,6 +271,52 @@ std::map<std::string, nb::object (*)(const SessionPtr&, nb::handle)>& restorers(
   return *r;
 }
 
+// A key of a bundle in its Python wrapper, or None when the bundle has none.
+template <typename WKey, typename Ptr>
+std::optional<WKey> wrapped_or_none(const SessionPtr& s, const Ptr& key) {
+  if (!key) return std::nullopt;
+  return WKey{s, key};
+}
+
+// The options of a save and of a load: the compact form (save), the byte cap (load) and the
+// Galois selection.
+template <typename... Sel>
+SaveOptions save_options_of(const theo::Context& ctx, bool compact, Sel... sel) {
+  SaveOptions o;
+  o.compact = compact;
+  o.galois_elements = selection(ctx, std::move(sel)...);
+  return o;
+}
+template <typename... Sel>
+LoadOptions load_options_of(const theo::Context& ctx, std::optional<theo::u64> max_bytes,
+                            Sel... sel) {
+  LoadOptions o = load_options(max_bytes);
+  o.galois_elements = selection(ctx, std::move(sel)...);
+  return o;
+}
+
+// from_bytes / load on class W: read(session, source, options, progress) of the argument named
+// `source` (of Python type source_type) for a Context.
+template <typename W, typename... Sel, typename... SelArgs>
+void bind_reader(const char* name, const char* source, const char* source_type,
+                 W (*read)(const SessionPtr&, nb::handle, LoadOptions, std::optional<bool>),
+                 const std::string& sel_sig, const std::string& doc, SelArgs... sel_args) {
+  static_method<W>(
+      name,
+      [read](const WContext& ctx, nb::handle src, Sel... sel, std::optional<theo::u64> max_bytes,
+             std::optional<bool> progress) {
+        return read(ctx.s, src, load_options_of(*ctx.s->ctx, max_bytes, std::move(sel)...),
+                    progress);
+      },
+      "context"_a, nb::arg(source), nb::kw_only(), sel_args..., "max_bytes"_a = nb::none(),
+      "progress"_a = nb::none(),
+      nb::sig(("def " + std::string(name) + "(context: Context, " + source + ": " + source_type +
+               ", *, " + sel_sig +
+               "max_bytes: int | None = None, progress: bool | None = None) -> " + Traits<W>::name)
+                  .c_str()),
+      doc.c_str());
+}
+
 // to_bytes, from_bytes, save, load and (with_pickle) __reduce_ex__ on class W. Sel: the types of
 // the extra keyword parameters (none, or the Galois selection's), named by `sel_args` and
 // described by `extras`.
@@ -282,34 +328,16 @@ void bind_io(bool with_pickle, const Extras& extras, SelArgs... sel_args) {
   method<W>(
       "to_bytes",
       [](const W& w, bool compact, Sel... sel, std::optional<bool> progress) {
-        SaveOptions o;
-        o.compact = compact;
-        o.galois_elements = selection(*w.s->ctx, std::move(sel)...);
-        return to_bytes(w, o, progress);
+        return to_bytes(w, save_options_of(*w.s->ctx, compact, std::move(sel)...), progress);
       },
       "compact"_a = true, nb::kw_only(), sel_args..., "progress"_a = nb::none(),
       doc(kToBytesDoc, extras.to_bytes).c_str());
-  static_method<W>(
-      "from_bytes",
-      [](const WContext& ctx, nb::handle data, Sel... sel, std::optional<theo::u64> max_bytes,
-         std::optional<bool> progress) {
-        LoadOptions o = load_options(max_bytes);
-        o.galois_elements = selection(*ctx.s->ctx, std::move(sel)...);
-        return from_bytes<W>(ctx.s, data, o, progress);
-      },
-      "context"_a, "data"_a, nb::kw_only(), sel_args..., "max_bytes"_a = nb::none(),
-      "progress"_a = nb::none(),
-      nb::sig(("def from_bytes(context: Context, data: collections.abc.Buffer, *, " + sel_sig +
-               "max_bytes: int | None = None, progress: bool | None = None) -> " + cls)
-                  .c_str()),
-      doc(kFromBytesDoc, extras.from_bytes).c_str());
+  bind_reader<W, Sel...>("from_bytes", "data", "collections.abc.Buffer", &from_bytes<W>, sel_sig,
+                         doc(kFromBytesDoc, extras.from_bytes), sel_args...);
   method<W>(
       "save",
       [](const W& w, nb::handle file, bool compact, Sel... sel, std::optional<bool> progress) {
-        SaveOptions o;
-        o.compact = compact;
-        o.galois_elements = selection(*w.s->ctx, std::move(sel)...);
-        save_to(w, file, o, progress);
+        save_to(w, file, save_options_of(*w.s->ctx, compact, std::move(sel)...), progress);
       },
       "file"_a, nb::kw_only(), "compact"_a = true, sel_args..., "progress"_a = nb::none(),
       nb::sig(("def save(self, file: str | os.PathLike[str] | typing.BinaryIO, *, "
@@ -317,20 +345,8 @@ void bind_io(bool with_pickle, const Extras& extras, SelArgs... sel_args) {
                sel_sig + "progress: bool | None = None) -> None")
                   .c_str()),
       doc(kSaveDoc, extras.save).c_str());
-  static_method<W>(
-      "load",
-      [](const WContext& ctx, nb::handle file, Sel... sel, std::optional<theo::u64> max_bytes,
-         std::optional<bool> progress) {
-        LoadOptions o = load_options(max_bytes);
-        o.galois_elements = selection(*ctx.s->ctx, std::move(sel)...);
-        return load_from<W>(ctx.s, file, o, progress);
-      },
-      "context"_a, "file"_a, nb::kw_only(), sel_args..., "max_bytes"_a = nb::none(),
-      "progress"_a = nb::none(),
-      nb::sig(("def load(context: Context, file: str | os.PathLike[str] | typing.BinaryIO, *, " +
-               sel_sig + "max_bytes: int | None = None, progress: bool | None = None) -> " + cls)
-                  .c_str()),
-      doc(kLoadDoc, extras.load).c_str());
+  bind_reader<W, Sel...>("load", "file", "str | os.PathLike[str] | typing.BinaryIO", &load_from<W>,
+                         sel_sig, doc(kLoadDoc, extras.load), sel_args...);
   if (!with_pickle) return;
   method<W>(
       "__reduce_ex__", [](const W& w, int protocol) { return reduce(w, protocol); }, "protocol"_a,
@@ -557,17 +573,11 @@ void bind_serialization(nb::module_& m) {
           "context", [](const WEvaluationKeys& w) { return WContext{w.s}; }, "The context.")
       .def_prop_ro(
           "relin_key",
-          [](const WEvaluationKeys& w) -> std::optional<WRelinKey> {
-            if (!w.relin) return std::nullopt;
-            return WRelinKey{w.s, w.relin};
-          },
+          [](const WEvaluationKeys& w) { return wrapped_or_none<WRelinKey>(w.s, w.relin); },
           "The relinearization key, or None.")
       .def_prop_ro(
           "galois_keys",
-          [](const WEvaluationKeys& w) -> std::optional<WGaloisKeys> {
-            if (!w.galois) return std::nullopt;
-            return WGaloisKeys{w.s, w.galois};
-          },
+          [](const WEvaluationKeys& w) { return wrapped_or_none<WGaloisKeys>(w.s, w.galois); },
           "The Galois keys, or None.")
       .def_prop_ro(
           "bootstrapping_keys",

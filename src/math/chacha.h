@@ -40,8 +40,10 @@ THEO_HD u32 rotl(u32 x, int r) {
 
 // out = kRounds rounds of the state + the state, the state being the constants, the key and the
 // words 12..15 (w12 .. w15: block counter and nonce, laid out by the caller). Named scalars, not an
-// array, so that the GPU keeps the state in registers.
-template <int kRounds>
+// array, so that the GPU keeps the state in registers. On the GPU the double rounds are unrolled
+// kUnroll at a time: all of them where the block sits in KeyMult's inner loop (compact keys), one
+// (a loop) in the sampler's kernel.
+template <int kRounds, int kUnroll = kRounds / 2>
 THEO_HD void block(const Key& key, u32 w12, u32 w13, u32 w14, u32 w15, u32 out[kBlockWords]) {
   static_assert(kRounds == 8 || kRounds == 12 || kRounds == 20, "ChaCha8, 12 or 20");
   const u32 s0 = 0x61707865u, s1 = 0x3320646eu, s2 = 0x79622d32u, s3 = 0x6b206574u;
@@ -50,7 +52,7 @@ THEO_HD void block(const Key& key, u32 w12, u32 w13, u32 w14, u32 w15, u32 out[k
   u32 x8 = key.w[4], x9 = key.w[5], x10 = key.w[6], x11 = key.w[7];
   u32 x12 = w12, x13 = w13, x14 = w14, x15 = w15;
 #if defined(__CUDA_ARCH__)
-#pragma unroll
+#pragma unroll kUnroll
 #endif
   for (int round = 0; round < kRounds / 2; ++round) {
     THEO_CHACHA_QR(x0, x4, x8, x12);  // column round

@@ -24,7 +24,7 @@ using chacha::make_key;
 // The ChaCha20 block function of RFC 8439 section 2.3: out = 20 rounds of the state + the state.
 THEO_HD void chacha20_block(const Key& key, u32 counter, u32 nonce0, u32 nonce1, u32 nonce2,
                             u32 out[kBlockWords]) {
-  chacha::block<20>(key, counter, nonce0, nonce1, nonce2, out);
+  chacha::block<20, 1>(key, counter, nonce0, nonce1, nonce2, out);
 }
 
 // floor(x / 2^64 * y): the high word of the 128-bit product.

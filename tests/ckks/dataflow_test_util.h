@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -32,6 +33,25 @@ inline KeySwitchOptions prepared() {
   KeySwitchOptions ks;
   ks.prepare_all = true;
   return ks;
+}
+
+// The hash of the outputs of one key switch of `in` at `level` with `key` through
+// KeySwitcher::run, forced to `dataflow` when given.
+inline u64 switched_hash(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key,
+                         u32 level, ConstPolyRef in, std::optional<DataflowChoice> dataflow) {
+  const LevelData& lv = ctx.level(level);
+  Backend& be = ctx.backend();
+  RnsPoly o0 = be.make_poly(lv.q_basis), o1 = be.make_poly(lv.q_basis);
+  const ConstPolyRef ins[] = {in};
+  const SwitchingKey* keys[] = {&key};
+  const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
+  ks.run({.level = level,
+          .inputs = ins,
+          .keys = keys,
+          .out0 = out0,
+          .out1 = out1,
+          .dataflow = dataflow});
+  return hash_poly(ctx, o0, hash_poly(ctx, o1));
 }
 
 // A fixed dataflow (and chunk count) at every level.

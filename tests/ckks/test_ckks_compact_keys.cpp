@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ckks/ckks_test_util.h"
+#include "ckks/dataflow_test_util.h"
 #include "theo/io/serialization.h"
 #include "theo/plan/dataflow.h"
 
@@ -43,19 +44,7 @@ RnsPoly random_poly(const Context& ctx, u32 level, std::mt19937_64& rng) {
 
 u64 switched(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key, u32 level,
              const RnsPoly& in, const DataflowChoice& dataflow) {
-  const LevelData& lv = ctx.level(level);
-  Backend& be = ctx.backend();
-  RnsPoly o0 = be.make_poly(lv.q_basis), o1 = be.make_poly(lv.q_basis);
-  const ConstPolyRef ins[] = {in.cref()};
-  const SwitchingKey* keys[] = {&key};
-  const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
-  ks.run({.level = level,
-          .inputs = ins,
-          .keys = keys,
-          .out0 = out0,
-          .out1 = out1,
-          .dataflow = dataflow});
-  return hash_poly(ctx, o0, hash_poly(ctx, o1));
+  return dataflows::switched_hash(ctx, ks, key, level, in.cref(), dataflow);
 }
 
 // Two key sets from one seed: the same words, one of them compact.

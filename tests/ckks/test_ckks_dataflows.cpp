@@ -55,23 +55,11 @@ std::vector<u32> random_words(const Context& ctx, u32 level, u64 seed) {
 // One key switch of the given words at `level` with `key`, forced to a dataflow when given.
 u64 switched(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key, u32 level,
              const std::vector<u32>& words, const DataflowChoice* forced = nullptr) {
-  const LevelData& lv = ctx.level(level);
-  Backend& be = ctx.backend();
-  RnsPoly in = be.make_poly(lv.q_basis), o0 = be.make_poly(lv.q_basis),
-          o1 = be.make_poly(lv.q_basis);
-  be.upload(words.data(), in.ref());
-  const ConstPolyRef ins[] = {in.cref()};
-  const SwitchingKey* keys[] = {&key};
-  const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
+  RnsPoly in = ctx.backend().make_poly(ctx.level(level).q_basis);
+  ctx.backend().upload(words.data(), in.ref());
   std::optional<DataflowChoice> dataflow;
   if (forced != nullptr) dataflow = *forced;
-  ks.run({.level = level,
-          .inputs = ins,
-          .keys = keys,
-          .out0 = out0,
-          .out1 = out1,
-          .dataflow = dataflow});
-  return hash_poly(ctx, o0, hash_poly(ctx, o1));
+  return dataflows::switched_hash(ctx, ks, key, level, in.cref(), dataflow);
 }
 
 u64 seed_for_run() {

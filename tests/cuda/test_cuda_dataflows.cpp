@@ -43,23 +43,13 @@ u64 switched(const Keys& k, u32 level, const std::vector<u32>& words,
   const Context& ctx = *k.ctx;
   const LevelData& lv = ctx.level(level);
   Backend& be = ctx.backend();
-  RnsPoly in = be.make_poly(lv.q_basis), o0 = be.make_poly(lv.q_basis),
-          o1 = be.make_poly(lv.q_basis);
+  RnsPoly in = be.make_poly(lv.q_basis);
   be.upload(words.data(), in.ref());
   const KeySwitcher& ks = k.ev.key_switcher();
-  if (forced == nullptr) {
-    ks.switch_key(in.cref(), level, k.rlk.key(), o0.ref(), o1.ref());
-  } else {
-    const ConstPolyRef ins[] = {in.cref()};
-    const SwitchingKey* keys[] = {&k.rlk.key()};
-    const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
-    ks.run({.level = level,
-            .inputs = ins,
-            .keys = keys,
-            .out0 = out0,
-            .out1 = out1,
-            .dataflow = *forced});
-  }
+  if (forced != nullptr)
+    return dataflows::switched_hash(ctx, ks, k.rlk.key(), level, in.cref(), *forced);
+  RnsPoly o0 = be.make_poly(lv.q_basis), o1 = be.make_poly(lv.q_basis);
+  ks.switch_key(in.cref(), level, k.rlk.key(), o0.ref(), o1.ref());
   return hash_poly(ctx, o0, hash_poly(ctx, o1));
 }
 

@@ -101,8 +101,8 @@ void BigintTest::expect_random_residues_reconstruct(unsigned count, unsigned bit
 }
 
 TEST_F(BigintTest, ModulusIsProduct) {
-  Moduli m(random_primes(20, 31));
-  auto& [primes, crt, q] = m;
+  Moduli moduli(random_primes(20, 31));
+  auto& [primes, crt, q] = moduli;
   EXPECT_EQ(mpz_cmp(crt.modulus(), q.v), 0);
   EXPECT_EQ(crt.size(), primes.size());
   std::vector<char> buf(mpz_sizeinbase(q.v, 10) + 2);
@@ -117,8 +117,8 @@ TEST_F(BigintTest, RandomResiduesReconstruct) {
 }
 
 TEST_F(BigintTest, RoundTripFromRandomInteger) {
-  Moduli m(random_primes(60, 31));
-  auto& [primes, crt, q] = m;
+  Moduli moduli(random_primes(60, 31));
+  auto& [primes, crt, q] = moduli;
   Z x, y;
   for (int trial = 0; trial < 50; ++trial) {
     mpz_urandomm(x.v, state_, q.v);
@@ -153,8 +153,8 @@ TEST_F(BigintTest, UnreducedResiduesAreReduced) {
 }
 
 TEST_F(BigintTest, CenteredMatchesDefinition) {
-  Moduli m(random_primes(30, 31));
-  auto& [primes, crt, q] = m;
+  Moduli moduli(random_primes(30, 31));
+  auto& [primes, crt, q] = moduli;
   Z half, x, c, expect;
   mpz_fdiv_q_2exp(half.v, q.v, 1);
   for (int trial = 0; trial < 100; ++trial) {
@@ -173,8 +173,8 @@ TEST_F(BigintTest, CenteredMatchesDefinition) {
 }
 
 TEST_F(BigintTest, EdgeCases) {
-  Moduli m(random_primes(60, 31));
-  auto& [primes, crt, q] = m;
+  Moduli moduli(random_primes(60, 31));
+  auto& [primes, crt, q] = moduli;
   Z x;
 
   std::vector<u64> zero(primes.size(), 0);
@@ -321,8 +321,8 @@ TEST_F(BigintTest, CenteredToLongDoubleHugeValues) {
 
 TEST_F(BigintTest, CenteredToLongDoubleSmallValuesAreExact) {
   // x = a small signed message m, embedded mod Q: the result is m / d exactly when representable.
-  Moduli m(random_primes(30, 31));
-  auto& [primes, crt, q] = m;
+  Moduli moduli(random_primes(30, 31));
+  auto& [primes, crt, q] = moduli;
   std::uniform_int_distribution<i64> dist(-(i64{1} << 52), i64{1} << 52);
   for (int trial = 0; trial < 200; ++trial) {
     const i64 m = dist(rng_);
