@@ -44,8 +44,8 @@ struct AblationStep {
   std::string name;  // "baseline", "+fusion", ...
   Optimizations opt;
   bool available = true;
-  bool boot_only = false;   // a bootstrapping lever: KeySwitch and batching do not change
-  bool same_words = true;   // computes the baseline's words (checked by hash)
+  bool boot_only = false;  // a bootstrapping lever: KeySwitch and batching do not change
+  bool same_words = true;  // computes the baseline's words (checked by hash)
 };
 // baseline (all off, the bootstrapping levers too), then each switch turned on in the paper's
 // order, then the kept bootstrapping levers (boot_only).

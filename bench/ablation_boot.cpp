@@ -1,8 +1,9 @@
 // theo_bench --ablation: Boot per step (Fig. 8a). One full-slot bootstrapping of a ciphertext at
-// the bootstrapper's input level on a Context made with the step's switches (its own keys and tables: the switches
-// are fixed per Context), replayed from a graph when the step has CUDA Graphs. `wall` is the host
-// clock around the bootstrapping and a synchronize, the anchor's measure; `time` the device clock
-// (CUDA events), which for eager issue can exceed its stream hold (`clock_timeouts`; read wall).
+// the bootstrapper's input level on a Context made with the step's switches (its own keys and
+// tables: the switches are fixed per Context), replayed from a graph when the step has CUDA Graphs.
+// `wall` is the host clock around the bootstrapping and a synchronize, the anchor's measure; `time`
+// the device clock (CUDA events), which for eager issue can exceed its stream hold
+// (`clock_timeouts`; read wall).
 
 #include <chrono>
 #include <cmath>
