@@ -152,7 +152,7 @@ for fn in sorted(os.listdir(out)):
 with open(os.path.join(out, f"boot-{card}.json"), "w") as f:
     f.write("[\n" + ",\n".join("  " + json.dumps(r) for r in records) + "\n]\n")
 short = {"inplace_constants": "inpl", "lazy_polynomial": "lazy", "slot_to_coeff_first": "stc1",
-         "merged_evalmod_tail": "merged", "lockstep_evalmod": "lockstep"}
+         "merged_evalmod_tail": "merged", "batched_evalmod": "batched"}
 lines = ["%-14s %-26s %-5s %8s %6s %6s %6s %6s %6s %6s %5s %5s %6s" % (
     "preset", "config", "mode", "ms", "bits", "worst", "xanch", "Raise", "CtS", "EvMod", "StC",
     "lvls", "in")]
