@@ -273,6 +273,10 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
   nlohmann::json error_by_stage = nullptr;
   if (o.diagnose) error_by_stage = stage;
   const auto record = [&](const char* mode, const Timing& t) {
+    // --no-timing: precision only, no time to report.
+    const auto ms = [&](double us) {
+      return o.timing ? nlohmann::json(us / 1e3) : nlohmann::json();
+    };
     return nlohmann::json{{"op", "boot"},
                           {"preset", preset},
                           {"log_n", ctx->log_n()},
@@ -284,10 +288,10 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
                           {"levers", levers},
                           {"device", be.name()},
                           {"slots", boot.slots()},
-                          {"median_ms", t.wall_us / 1e3},
-                          {"p10_ms", t.wall_p10_us / 1e3},
-                          {"p90_ms", t.wall_p90_us / 1e3},
-                          {"device_clock_ms", t.median_us / 1e3},
+                          {"median_ms", ms(t.wall_us)},
+                          {"p10_ms", ms(t.wall_p10_us)},
+                          {"p90_ms", ms(t.wall_p90_us)},
+                          {"device_clock_ms", ms(t.median_us)},
                           {"clock", t.clock},
                           {"reps", t.reps},
                           {"precision_bits", prec_mean},
@@ -416,7 +420,8 @@ int run(int argc, char** argv) {
     };
     std::printf("%-13s %-55s %-5s %9.2f %7.2f %8.2f %8.2f %8.2f %8.2f %3u->%u\n",
                 r["preset"].get<std::string>().c_str(), r["config"].get<std::string>().c_str(),
-                r["mode"].get<std::string>().c_str(), r["median_ms"].get<double>(),
+                r["mode"].get<std::string>().c_str(),
+                r["median_ms"].is_number() ? r["median_ms"].get<double>() : 0.0,
                 r["precision_bits"].get<double>(), ph("ModRaise"), ph("CoeffToSlot"), ph("EvalMod"),
                 ph("SlotToCoeff"), r["input_level"].get<unsigned>(),
                 r["output_level"].get<unsigned>());
