@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "theo/ckks/graph.h"
 #include "theo/errors.h"
 #include "theo/ring/op_scope.h"
 #include "workloads/resnet_program.h"
@@ -34,7 +35,9 @@ struct QuadraticResNet final : ResNetInference::Impl {
 
   void compile();
   Ciphertext infer(const Evaluator& ev, const Ciphertext& ct, const BootstrappingKeys& keys,
-                   const ResNetInference::Progress& progress) const override;
+                   const ResNetInference::Progress& progress, u32* bootstraps) const override;
+  std::unique_ptr<ResNetGraphs> capture(const Evaluator& ev, const BootstrappingKeys& keys,
+                                        const Ciphertext& example) const override;
   std::vector<double> reference_logits(const std::vector<double>& image) const override {
     return model.logits(image);
   }
@@ -281,17 +284,31 @@ Ciphertext ResNetInference::encrypt(const Encoder& encoder, Encryptor& encryptor
 }
 
 Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
-                                  const BootstrappingKeys& keys, const Progress& progress) const {
+                                  const BootstrappingKeys& keys, const Progress& progress,
+                                  u32* bootstraps) const {
   if (ct0.level() < impl_->input_level) {
     throw LevelError("ResNetInference: the input is at level " + std::to_string(ct0.level()) +
                      ", the network was compiled for level " + std::to_string(impl_->input_level));
   }
-  return impl_->infer(ev, ct0, keys, progress);
+  if (bootstraps) *bootstraps = 0;
+  return impl_->infer(ev, ct0, keys, progress, bootstraps);
+}
+
+std::unique_ptr<ResNetGraphs> ResNetInference::capture(const Evaluator& ev,
+                                                       const BootstrappingKeys& keys,
+                                                       const Ciphertext& example) const {
+  if (example.level() < impl_->input_level) {
+    throw LevelError("ResNetInference::capture: the example is at level " +
+                     std::to_string(example.level()) + ", the network was compiled for level " +
+                     std::to_string(impl_->input_level));
+  }
+  return impl_->capture(ev, keys, example);
 }
 
 Ciphertext QuadraticResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
                                   const BootstrappingKeys& keys,
-                                  const ResNetInference::Progress& progress) const {
+                                  const ResNetInference::Progress& progress,
+                                  u32* bootstraps) const {
   const QuadraticResNet& s = *this;
   const RelinKey& rlk = keys.relin;
   const GaloisKeys& gk = keys.galois;
@@ -300,6 +317,7 @@ Ciphertext QuadraticResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
     if (!s.plan.steps[step].bootstrap_before) return;
     const OpScope scope("Boot");
     ct = s.boot->bootstrap(ct, keys, s.boot_center[step]);
+    if (bootstraps) ++*bootstraps;
   };
   auto square = [&](const Ciphertext& u) {
     const OpScope scope("Activation");
@@ -338,6 +356,46 @@ Ciphertext QuadraticResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
   }
   if (progress) progress("head", total, total);
   return ct;
+}
+
+namespace {
+
+// The quadratic network as one graph (its whole program is a few hundred ops).
+class QuadraticGraphs final : public ResNetGraphs {
+ public:
+  QuadraticGraphs(const QuadraticResNet& net, const Evaluator& ev, const BootstrappingKeys& keys,
+                  const Ciphertext& example)
+      : net_(net), input_(ev.clone(example)) {
+    graph_ = net.ctx->capture([this, &ev, &keys] {
+      counted_ = 0;
+      out_ = net_.infer(ev, input_, keys, {}, &counted_);
+    });
+    bootstraps_ = counted_;
+  }
+  Ciphertext run(const Ciphertext& ct) override {
+    graph_.set_input(input_, ct);
+    graph_.replay();
+    return Evaluator(net_.ctx).clone(out_);
+  }
+  std::size_t units() const override { return 1; }
+  std::size_t kernel_count() const override { return graph_.kernel_count(); }
+  u32 bootstraps_per_run() const override { return bootstraps_; }
+
+ private:
+  const QuadraticResNet& net_;
+  Ciphertext input_;
+  Ciphertext out_;
+  Graph graph_;
+  u32 counted_ = 0;
+  u32 bootstraps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ResNetGraphs> QuadraticResNet::capture(const Evaluator& ev,
+                                                       const BootstrappingKeys& keys,
+                                                       const Ciphertext& example) const {
+  return std::make_unique<QuadraticGraphs>(*this, ev, keys, example);
 }
 
 std::vector<double> ResNetInference::logits(const std::vector<double>& slot_values) const {

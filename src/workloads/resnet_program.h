@@ -56,8 +56,11 @@ struct ResNetInference::Impl {
   TensorLayout head_layout;
   u32 input_level = 0;
 
+  // `bootstraps` (optional) counts the bootstrap calls made.
   virtual Ciphertext infer(const Evaluator& ev, const Ciphertext& ct, const BootstrappingKeys& keys,
-                           const Progress& progress) const = 0;
+                           const Progress& progress, u32* bootstraps) const = 0;
+  virtual std::unique_ptr<ResNetGraphs> capture(const Evaluator& ev, const BootstrappingKeys& keys,
+                                                const Ciphertext& example) const = 0;
   // The plaintext model with the activation the encrypted network evaluates.
   virtual std::vector<double> reference_logits(const std::vector<double>& image) const = 0;
   virtual std::string describe() const = 0;

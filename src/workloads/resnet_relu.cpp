@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "theo/ckks/graph.h"
 #include "theo/errors.h"
 #include "theo/ring/op_scope.h"
 #include "workloads/resnet_program.h"
@@ -48,7 +49,12 @@ struct ReluResNet final : ResNetInference::Impl {
 
   void compile();
   Ciphertext infer(const Evaluator& ev, const Ciphertext& ct, const BootstrappingKeys& keys,
-                   const ResNetInference::Progress& progress) const override;
+                   const ResNetInference::Progress& progress, u32* bootstraps) const override;
+  void run_ops(u32 k0, u32 k1, std::vector<std::optional<Ciphertext>>& val, const Evaluator& ev,
+               const BootstrappingKeys& keys, const ResNetInference::Progress& progress, u32& done,
+               u32* bootstraps) const;
+  std::unique_ptr<ResNetGraphs> capture(const Evaluator& ev, const BootstrappingKeys& keys,
+                                        const Ciphertext& example) const override;
   std::vector<double> reference_logits(const std::vector<double>& image) const override {
     return model.logits_with(
         image, [this](u32 a, double z) { return bounds[a] * sign.relu(z / bounds[a]); });
@@ -277,28 +283,28 @@ void ReluResNet::compile() {
   counts.rotations.assign(rots.begin(), rots.end());
 }
 
-Ciphertext ReluResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
-                             const BootstrappingKeys& keys,
-                             const ResNetInference::Progress& progress) const {
+// Runs ops [k0, k1) on `val` (value id -> ciphertext), bootstrapping as the plan says; frees
+// every value after its last use. `done` counts the progress steps reported.
+void ReluResNet::run_ops(u32 k0, u32 k1, std::vector<std::optional<Ciphertext>>& val,
+                         const Evaluator& ev, const BootstrappingKeys& keys,
+                         const ResNetInference::Progress& progress, u32& done,
+                         u32* bootstraps) const {
   const RelinKey& rlk = keys.relin;
   const GaloisKeys& gk = keys.galois;
   const PolynomialEvaluator poly(ev, rlk);
-  const u32 n_ops = static_cast<u32>(steps.size());
   const u32 total = static_cast<u32>(plan.steps.size());
-  std::vector<std::optional<Ciphertext>> val(program.values());
-  val[0] = ct0.level() > input_level ? ev.level_down(ct0, input_level) : ev.clone(ct0);
   auto matched = [&](const Ciphertext& a, const Ciphertext& b,
                      std::optional<Ciphertext>& tmp) -> const Ciphertext& {
     if (a.level() <= b.level()) return a;
     tmp = ev.level_down(a, b.level());
     return *tmp;
   };
-  u32 done = 0;
-  for (u32 k = 0; k < n_ops; ++k) {
+  for (u32 k = k0; k < k1; ++k) {
     const Step& st = steps[k];
     for (const u32 v : program_plan->ops[k].bootstrap_before) {
       const OpScope scope("Boot");
       val[v] = boot->bootstrap(*val[v], keys);
+      if (bootstraps) ++*bootstraps;
       // The refreshed scale misses the level's default by ~2^-42 (rounding in the
       // bootstrapper's long double constants); a sign component would take that for a foreign
       // scale and spend a level on an affine map, and the composite's squarings multiply the
@@ -355,7 +361,72 @@ Ciphertext ReluResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
       if (last_use[v] == static_cast<long>(k)) val[v].reset();
     if (!st.progress.empty() && progress) progress(st.progress, ++done, total);
   }
+}
+
+Ciphertext ReluResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
+                             const BootstrappingKeys& keys,
+                             const ResNetInference::Progress& progress, u32* bootstraps) const {
+  std::vector<std::optional<Ciphertext>> val(program.values());
+  val[0] = ct0.level() > input_level ? ev.level_down(ct0, input_level) : ev.clone(ct0);
+  u32 done = 0;
+  run_ops(0, static_cast<u32>(steps.size()), val, ev, keys, progress, done, bootstraps);
   return std::move(*val.back());
+}
+
+// One Graph per progress unit (stem, each block, head), captured in order on persistent values:
+// a unit's graph reads the outputs of the graphs before it.
+class ReluGraphs final : public ResNetGraphs {
+ public:
+  ReluGraphs(const ReluResNet& net, const Evaluator& ev, const BootstrappingKeys& keys,
+             const Ciphertext& example)
+      : net_(net), input_(ev.clone(example)), val_(net.program.values()) {
+    u32 k0 = 0;
+    for (u32 k = 0; k < net.steps.size(); ++k) {
+      if (net.steps[k].progress.empty()) continue;
+      const u32 a = k0, b = k + 1;
+      // Everything the function reads lives in this object or outlives it (the graph may run it
+      // again op by op when graphs are off).
+      graphs_.push_back(net.ctx->capture([this, &ev, &keys, a, b] {
+        if (a == 0) {
+          val_[0] = input_.level() > net_.input_level ? ev.level_down(input_, net_.input_level)
+                                                      : ev.clone(input_);
+        }
+        net_.run_ops(a, b, val_, ev, keys, none_, done_, &counted_);
+      }));
+      k0 = b;
+    }
+    bootstraps_ = counted_;
+  }
+  Ciphertext run(const Ciphertext& ct) override {
+    graphs_.front().set_input(input_, ct);
+    for (Graph& g : graphs_)
+      g.replay();
+    return Evaluator(net_.ctx).clone(*val_.back());
+  }
+  std::size_t units() const override { return graphs_.size(); }
+  std::size_t kernel_count() const override {
+    std::size_t n = 0;
+    for (const Graph& g : graphs_)
+      n += g.kernel_count();
+    return n;
+  }
+  u32 bootstraps_per_run() const override { return bootstraps_; }
+
+ private:
+  const ReluResNet& net_;
+  Ciphertext input_;
+  std::vector<std::optional<Ciphertext>> val_;
+  std::vector<Graph> graphs_;
+  const ResNetInference::Progress none_;
+  u32 done_ = 0;
+  u32 counted_ = 0;     // bootstrap calls the functions made (again at every eager replay)
+  u32 bootstraps_ = 0;  // those of the capture: what each run replays
+};
+
+std::unique_ptr<ResNetGraphs> ReluResNet::capture(const Evaluator& ev,
+                                                  const BootstrappingKeys& keys,
+                                                  const Ciphertext& example) const {
+  return std::make_unique<ReluGraphs>(*this, ev, keys, example);
 }
 
 std::string ReluResNet::describe() const {

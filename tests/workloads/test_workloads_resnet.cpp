@@ -143,12 +143,22 @@ TEST(ResNetWorkload, ReluNetworkMatchesItsPlaintextAppRelu) {
   e.keygen.add_galois_keys(e.sk, gal, keys.galois);
   const std::vector<double> img = random_image(model, rng);
   std::vector<std::string> seen;
-  const Ciphertext out =
-      net.infer(e.evaluator, net.encrypt(e.encoder, e.encryptor, img), keys,
-                [&](const std::string& step, u32, u32) { seen.push_back(step); });
+  u32 boots = 0;
+  const Ciphertext in = net.encrypt(e.encoder, e.encryptor, img);
+  const Ciphertext out = net.infer(
+      e.evaluator, in, keys, [&](const std::string& step, u32, u32) { seen.push_back(step); },
+      &boots);
   EXPECT_EQ(seen.size(), net.plan().steps.size());
+  EXPECT_EQ(boots, net.counts().bootstraps);
   const auto got = net.decrypt_logits(e.encoder, e.decryptor, out);
   const auto want = net.reference_logits(img);
+  // Captured per unit (stem, blocks, head) and replayed: the same words as the eager run.
+  const std::unique_ptr<ResNetGraphs> graphs = net.capture(e.evaluator, keys, in);
+  EXPECT_EQ(graphs->units(), net.plan().steps.size());
+  EXPECT_EQ(graphs->bootstraps_per_run(), net.counts().bootstraps);
+  EXPECT_GT(graphs->kernel_count(), 0u);
+  const Ciphertext replayed = graphs->run(in);
+  EXPECT_EQ(hash_ct(*e.ctx, replayed), hash_ct(*e.ctx, out));
   const double b = logit_bits(got, want);
   print_bits("ReLU ResNet vs plaintext AppReLU: logits", b);
   EXPECT_GT(b, 10);

@@ -122,6 +122,23 @@ struct ResNetCounts {
   std::vector<int> rotations;   // distinct left rotations the layers need keys for
 };
 
+// A compiled network captured for replay (ResNetInference::capture): one Graph per static unit
+// (ReLU networks: the stem, every block, the head; the quadratic network: one graph), each
+// reading the outputs of the ones before. Keeps references to the network, the evaluator and the
+// keys, which must outlive it.
+class ResNetGraphs {
+ public:
+  virtual ~ResNetGraphs() = default;
+  // Writes `ct` (an encrypted image at the network's input level and scale) into the captured
+  // input, replays every graph in order and returns a copy of the output.
+  virtual Ciphertext run(const Ciphertext& ct) = 0;
+  virtual std::size_t units() const = 0;
+  // Kernels one run launches (CUDA kernel nodes; CPU: recorded backend calls).
+  virtual std::size_t kernel_count() const = 0;
+  // Bootstrappings one run replays (counted as the capture issued them).
+  virtual u32 bootstraps_per_run() const = 0;
+};
+
 class ResNetInference {
  public:
   // Compiles the model for `ctx`: plans the levels from `input_level` (default: the context's
@@ -160,9 +177,14 @@ class ResNetInference {
   // The whole network on an encrypted image. `keys`: relinearization and Galois keys for
   // rotations() (and the bootstrapping ones when the plan bootstraps). `progress(step, done,
   // total)` after every planned step (stem, blocks, head).
+  // `bootstraps` (optional) receives the bootstrap calls made, counted as they are issued.
   using Progress = std::function<void(const std::string& step, u32 done, u32 total)>;
   Ciphertext infer(const Evaluator& ev, const Ciphertext& ct, const BootstrappingKeys& keys,
-                   const Progress& progress = {}) const;
+                   const Progress& progress = {}, u32* bootstraps = nullptr) const;
+  // The network captured as graphs (ResNetGraphs), for images like `example` (same level and
+  // scale). Runs nothing; the first run() does the work.
+  std::unique_ptr<ResNetGraphs> capture(const Evaluator& ev, const BootstrappingKeys& keys,
+                                        const Ciphertext& example) const;
   // Logits from the decrypted output slots.
   std::vector<double> logits(const std::vector<double>& output_slots) const;
   std::vector<double> decrypt_logits(const Encoder& encoder, const Decryptor& decryptor,
