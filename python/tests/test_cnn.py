@@ -110,3 +110,14 @@ def test_resnet_inference_matches_plaintext_and_rejects_bad_input(rng):
                        allow_insecure=True)
     with pytest.raises(th.LevelError):
         th.ResNetInference(small, model, bootstrap=False)
+
+
+def test_relu_model_file_cpp_and_numpy_agree(rng):
+    # The papers' network (ReLU): the same logits from both readers; AppReLU's reference close.
+    path = os.path.join(ROOT, "examples", "models", "resnet20_relu_narrow_mnist.theocnn")
+    model = th.ResNetModel.load(path)
+    ref = cnn.ResNet.load(path)
+    assert model.activation_kind == "relu" and ref.config.activation == "relu"
+    x = rng.uniform(0, 1, (3, model.image, model.image))
+    np.testing.assert_allclose(model.logits(x), ref.logits(x[None])[0], atol=1e-9)
+    assert len(model.act_max_inputs) == 19
