@@ -209,14 +209,18 @@ class ResNet:
         return not (name.endswith(".mean") or name.endswith(".var"))
 
     # -- training forward / backward (float32) --
-    def forward_train(self, x: np.ndarray, train: bool = True):
+    def forward_train(self, x: np.ndarray, train: bool = True,
+                      activation: Optional[Callable[[int, np.ndarray], np.ndarray]] = None):
         c0, c1, c2 = self.config.act
         relu = self.config.activation == "relu"
         p = self.params
         caches = []
 
         def act(z):
+            index = sum(1 for c in caches if c[0] == "act")
             caches.append(("act", z))
+            if activation is not None:
+                return activation(index, z)
             return np.maximum(z, 0) if relu else c0 + c1 * z + c2 * z * z
 
         def conv_bn(h, conv, bn, stride):
@@ -295,12 +299,17 @@ class ResNet:
         return grads
 
     # -- float64 reference inference (eval mode), the encrypted model's target --
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        """Eval-mode logits in float64, with the weights exactly as stored in the model file."""
+    def logits(self, x: np.ndarray,
+               activation: Optional[Callable[[int, np.ndarray], np.ndarray]] = None) -> np.ndarray:
+        """Eval-mode logits in float64, with the weights exactly as stored in the model file.
+        `activation(index, z)` replaces the model's activation (index: stem 0, then two per
+        block), e.g. AppReLU: ``lambda a, z: B[a] * sign.relu(z.ravel() / B[a]).reshape(z.shape)``
+        with ``sign = theodosian.CompositeSign.alpha13()``."""
         saved = self.params
         self.params = {k: v.astype(np.float64) for k, v in saved.items()}
         try:
-            out, _ = self.forward_train(np.asarray(x, np.float64), train=False)
+            out, _ = self.forward_train(np.asarray(x, np.float64), train=False,
+                                        activation=activation)
         finally:
             self.params = saved
         return out
