@@ -27,7 +27,7 @@ TEST(ResNetWorkload, PlaintextFoldingMatchesTheModel) {
   const ResNetInference net(e.ctx, model, nullptr);
   std::printf("%s", net.describe().c_str());
   EXPECT_EQ(net.counts().bootstraps, 0u);
-  EXPECT_EQ(net.counts().ciphertext_products, 5u);
+  EXPECT_EQ(net.counts().ciphertext_products, 7u);
   ResNetOptions mk;
   mk.min_keys = true;
   const ResNetInference net_mk(e.ctx, model, nullptr, std::nullopt, mk);
