@@ -394,6 +394,7 @@ int run(const Args& a) {
       {"model", a.model},
       {"mode", a.graph ? "graph" : "eager"},
       {"activation", net.activation_name()},
+      {"network", relu ? "relu (the papers' workload)" : "quadratic (the fast variant)"},
       {"min_keys", a.min_keys},
       {"images", count},
       {"median_ms", median(times)},
