@@ -13,7 +13,8 @@
 // levels (the reduced CPU configuration; needs --insecure).
 // --log-n K: the preset's primes and level structure on N = 2^K (insecure; CPU reproductions of a
 // production set's numerics). --boot-ratio-bits R: BootstrapConfig::message_ratio_bits (7 gives
-// a small ring the headroom of 2^15 slots). --no-boot-center: bootstrap activations uncentred.
+// a small ring the headroom of 2^15 slots; default: ResNetInference::bootstrap_config).
+// --no-boot-center: bootstrap activations uncentred.
 //
 // Per image: encrypt -> every layer, bootstrapping where the level planner put it -> decrypt; the
 // encrypted logits are compared with the plaintext model with the same activation
@@ -259,8 +260,8 @@ int run(const Args& a) {
   const ContextPtr ctx = Context::create(params, co);
   Backend& be = ctx->backend();
   const auto t0 = Clock::now();
-  BootstrapConfig bc;
-  bc.message_ratio_bits = a.boot_ratio_bits;
+  BootstrapConfig bc = ResNetInference::bootstrap_config(model);
+  if (a.boot_ratio_bits > 0) bc.message_ratio_bits = a.boot_ratio_bits;
   const std::size_t live0 = be.memory_report().live_bytes;
   const Bootstrapper boot(ctx, bc);
   const std::size_t live_boot = be.memory_report().live_bytes;

@@ -251,7 +251,10 @@ void bind_cnn(nb::module_& m) {
             std::unique_ptr<theo::ResNetInference> net;
             {
               nb::gil_scoped_release release;
-              if (bootstrap) boot = std::make_unique<theo::Bootstrapper>(ctx.s->ctx);
+              if (bootstrap) {
+                boot = std::make_unique<theo::Bootstrapper>(
+                    ctx.s->ctx, theo::ResNetInference::bootstrap_config(model));
+              }
               theo::ResNetOptions o;
               o.margin = margin;
               o.min_keys = min_keys;

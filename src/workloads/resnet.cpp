@@ -49,6 +49,13 @@ struct QuadraticResNet final : ResNetInference::Impl {
 
 ResNetInference::~ResNetInference() = default;
 
+BootstrapConfig ResNetInference::bootstrap_config(const ResNetModel& model) {
+  BootstrapConfig c;
+  // 2^10 ~ q0 / Delta_0 of the 2^40 sets: no scale-up.
+  if (model.activation == ResNetModel::Activation::kRelu) c.message_ratio_bits = 10;
+  return c;
+}
+
 ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNetModel& model,
                                  const Bootstrapper* boot, std::optional<u32> input_level,
                                  ResNetOptions options) {

@@ -29,7 +29,7 @@ TEST(ResNetWorkload, ReluNetworkMatchesItsPlaintextAppRelu) {
   const ResNetModel model =
       ResNetModel::random(3, 8, {2, 4}, 1, 4, seed, ResNetModel::Activation::kRelu);
   Env e(boot_params_with_levels(8));
-  const Bootstrapper boot(e.ctx);
+  const Bootstrapper boot(e.ctx, ResNetInference::bootstrap_config(model));
   ResNetOptions o;
   o.sign = CompositeSign::fit({7, 7}, 1.0 / 32);
   const ResNetInference net(e.ctx, model, &boot, std::nullopt, o);

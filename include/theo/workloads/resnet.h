@@ -151,6 +151,15 @@ class ResNetInference {
                   ResNetOptions options = {});
   ~ResNetInference();
 
+  // The bootstrapping configuration a network of this model wants. ReLU networks bootstrap
+  // uncentred values (AppReLU outputs >= 0, the sign's partial results near +-1): without the
+  // message scale-up (message_ratio_bits 10, ~q0 / Delta_0 of the 2^40 sets, instead of 7 at
+  // 2^15 slots) their constant part keeps ~17 bits instead of ~11
+  // (BootstrapConfig::message_ratio_bits); with bootparam_40's primes at N = 2^12 the narrow ReLU
+  // network's logits go from 8.0 to 14.0 bits. Quadratic networks centre their bootstrapped
+  // values and keep the default.
+  static BootstrapConfig bootstrap_config(const ResNetModel& model);
+
   // Per progress step (stem, each block, head): levels and whether a bootstrapping happens in it.
   const LevelPlan& plan() const;
   // ReLU networks: the planner's program plan (every op, every bootstrapped value); empty
