@@ -15,11 +15,12 @@
 //   15, 15, 27   13     2^-13.3              2^-1.2
 //   15, 15, 31   13     2^-15.1              2^-1.3
 //   7, 7, 7, 15  13     2^-9.8               2^-0.9
-// No polynomial of degree below 2^13 (depth <= 13) reaches a small error on [2^-13, 1]: the
-// polynomial must rise from 0 to ~1 within 2^-13, and by Bernstein's inequality its slope is at
-// most its degree times its maximum. So the degrees {15, 15, 27} of Lee et al.'s ResNet-20
-// ("alpha = 13", 14 levels per ReLU with the product below) give 13 bits of sign precision for
-// inputs at least 2^-9 away from 0, which is what `alpha13()` fits.
+// No polynomial of degree below 2^13 (depth <= 13), composite or not, reaches a small error on
+// [2^-13, 1]: the best degree-n approximation of sign on [-1, -eps] u [eps, 1] has an error of
+// about exp(-n eps) (Eremenko and Yuditskii), so 2^-13 there needs n ~ 9 / eps ~ 2^16 (depth
+// ~17). So the degrees {15, 15, 27} of Lee et al.'s ResNet-20 ("alpha = 13", 14 levels per ReLU
+// with the product below) give 13 bits of sign precision for inputs at least 2^-9 away from 0,
+// which is what `alpha13()` fits.
 //
 // AppReLU (Lee et al., ICML 2022): relu(x) = x (1 + sign(x)) / 2. On [-B, B] the input is scaled
 // by 1 / B first (a workload folds that into the layer before), then
