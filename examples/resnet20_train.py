@@ -157,7 +157,7 @@ def train_relu(args, here: str) -> None:
         os.remove(out + ".checkpoint")
     print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
           f"{model.meta['train_accuracy']:.4f}, held-out accuracy {model.meta['test_accuracy']:.4f}")
-    images = os.path.join(here, "models", "mnist_test28.json")
+    images = os.path.join(os.path.dirname(os.path.abspath(out)), "mnist_test28.json")
     print(f"{images}: {cnn.export_mnist_test_images(images)} held-out images (28x28, for "
           "theo_resnet)")
     print("max |activation input| per activation:",
