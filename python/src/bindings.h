@@ -590,6 +590,7 @@ void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
 void bind_serialization(nb::module_& m);
 void bind_cnn(nb::module_& m);
+void bind_activations(nb::module_& m);
 
 // Remembers a new Context for Context.for_parameters (the first live one per fingerprint;
 // serialization_bindings.cpp).

@@ -182,19 +182,24 @@ __all__ = [
     *_errors.__all__,
 ]
 
-# Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
+# Encrypted CNNs (cnn_bindings.cpp, activation_bindings.cpp); the plaintext side (model, training, model files) is the
 # pure-Python module theodosian.cnn.
 if _core is not None:
     from ._core import (
         CnnLinearLayer,
+        CompositeSign,
+        OddMinimaxFit,
         ResNetInference,
         ResNetKeys,
         ResNetModel,
         TensorLayout,
+        app_relu,
+        composite_sign,
         conv2d_bias,
         conv2d_matrix,
         fc_output_slot,
         linear_output_period,
+        minimax_odd_sign,
         pooled_fc_matrix,
         shortcut_matrix,
         spatial_sum,
@@ -202,6 +207,12 @@ if _core is not None:
     )
 
 __all__ += [
+    # composite minimax sign and AppReLU (activation_bindings.cpp)
+    "minimax_odd_sign",
+    "OddMinimaxFit",
+    "CompositeSign",
+    "composite_sign",
+    "app_relu",
     "TensorLayout",
     "conv2d_matrix",
     "conv2d_bias",
