@@ -339,7 +339,23 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   // multiply_integer first would (lowering rounds, so it does not commute with the factor).
   if (factor != 1 && a.level() != b.level())
     return multiply_relin_rescale(multiply_integer(a, factor), b, rlk, 1);
-  const Ciphertext t = tensor_product(a, b, factor);
+  return relin_rescale_tensor(tensor_product(a, b, factor), rlk);
+}
+
+Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKey& rlk) const {
+  detail::require_usable(*ctx_, a, "relinearize_rescale: ciphertext");
+  detail::require_usable(*ctx_, rlk, "relinearize_rescale: relinearization key");
+  if (a.size() != 3) {
+    throw ParameterError("relinearize_rescale: the ciphertext has " + std::to_string(a.size()) +
+                         " polynomials, expected 3 (a tensor product)");
+  }
+  if (a.level() == 0) {
+    throw LevelError("relinearize_rescale: the ciphertext is at level 0, which cannot be rescaled");
+  }
+  return relin_rescale_tensor(a, rlk);
+}
+
+Ciphertext Evaluator::relin_rescale_tensor(const Ciphertext& t, const RelinKey& rlk) const {
   const u32 level = t.level();
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();

@@ -47,6 +47,10 @@ class Evaluator {
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rlk) const;
   Ciphertext square(const Ciphertext& a, const RelinKey& rlk) const;
   Ciphertext relinearize(const Ciphertext& a, const RelinKey& rlk) const;
+  // relinearize + rescale with relinearization's ModDown merged into the rescale (one rounding, as
+  // multiply_relin_rescale): for a sum of tensor products (multiply(a, b) + multiply(c, d) + ...)
+  // relinearized once. `a` has 3 polynomials and is above level 0.
+  Ciphertext relinearize_rescale(const Ciphertext& a, const RelinKey& rlk) const;
   void relinearize_inplace(Ciphertext& a, const RelinKey& rlk) const;
   // HMult + relinearize + rescale in one call.
   Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
@@ -141,6 +145,8 @@ class Evaluator {
  private:
   // a * b without relinearization, times the integer factor (exact, inside the tensor product).
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b, i64 factor) const;
+  // Relinearization of a checked 3-polynomial t merged with the rescale.
+  Ciphertext relin_rescale_tensor(const Ciphertext& t, const RelinKey& rlk) const;
 
   std::shared_ptr<const Context> ctx_;
   KeySwitcher switcher_;
