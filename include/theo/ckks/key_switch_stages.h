@@ -99,9 +99,11 @@ class KeySwitchStages {
   // key_mult for several inputs under one key (a batch of relinearizations): input i's digits
   // digits[i] into out0[i] / out1[i]. With multi-poly caching one backend op reads each key word
   // once for all inputs (Backend::key_mult_sums).
+  // `part`: the Q_l limbs, the P limbs or both, as key_mult's.
   void key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
                            const SwitchingKey& key, std::span<const PolyRef> out0,
-                           std::span<const PolyRef> out1) const;
+                           std::span<const PolyRef> out1,
+                           KeyMultPart part = KeyMultPart::kAll) const;
   // KeyMult of some digits on the limbs [first, first + count) of Q_l u P (a range inside Q_l or
   // inside P): out0 / out1 (those limbs) = sum_i data[i] * (b, a) of digit digits[i]'s key chunk,
   // + s * a0 / + s * a1 when a0 has words (a0, a1 over those limbs, s one constant per limb; the

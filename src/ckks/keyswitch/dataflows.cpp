@@ -75,23 +75,35 @@ void key_mult_mod_down(const KeySwitchStages& st, const KeySwitchPlan& plan,
     out_refs.push_back(out0[i]);
     out_refs.push_back(out1[i]);
   }
-  const auto key_mult = [&](std::size_t i, KeyMultPart part) {
-    st.key_mult(digits[i], level, *keys[i], ext_refs[2 * i], ext_refs[2 * i + 1], part, g_of(i));
+  // One key for every switch (rotations of several ciphertexts by one step, relinearizations):
+  // each key word is read once for the whole batch (multi-poly caching; the same words).
+  const bool one_key =
+      n > 1 && galois.empty() &&
+      std::all_of(keys.begin(), keys.end(), [&](const SwitchingKey* k) { return k == keys[0]; });
+  std::vector<PolyRef> e0, e1;
+  for (std::size_t i = 0; i < n; ++i) {
+    e0.push_back(ext_refs[2 * i]);
+    e1.push_back(ext_refs[2 * i + 1]);
+  }
+  const auto key_mult = [&](KeyMultPart part) {
+    if (one_key) {
+      st.key_mult_shared_key(digits, level, *keys[0], e0, e1, part);
+      return;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      st.key_mult(digits[i], level, *keys[i], e0[i], e1[i], part, g_of(i));
   };
   if (!two_streams(st, plan)) {
-    for (std::size_t i = 0; i < n; ++i)
-      key_mult(i, KeyMultPart::kAll);               // KeyMult
+    key_mult(KeyMultPart::kAll);                    // KeyMult
     mod_down(st, plan, ext_refs, out_refs, level);  // ModDown
     return;
   }
-  for (std::size_t i = 0; i < n; ++i)
-    key_mult(i, KeyMultPart::kP);  // KeyMult, P part
+  key_mult(KeyMultPart::kP);  // KeyMult, P part
   {
     ForkScope fork(be);
     st.mod_down_lift(ext_refs, out_refs, level);  // ModDown's lift (second stream)
     be.end_fork();
-    for (std::size_t i = 0; i < n; ++i)
-      key_mult(i, KeyMultPart::kQ);  // KeyMult, Q part (first stream)
+    key_mult(KeyMultPart::kQ);  // KeyMult, Q part (first stream)
     fork.join();
   }
   st.mod_down_finish(ext_refs, out_refs, level);  // ModDown's tail

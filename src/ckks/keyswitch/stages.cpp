@@ -406,13 +406,13 @@ void KeySwitchStages::key_mult_rotations(std::span<const ConstPolyRef> digits, u
 void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits,
                                           u32 level, const SwitchingKey& key,
                                           std::span<const PolyRef> out0,
-                                          std::span<const PolyRef> out1) const {
+                                          std::span<const PolyRef> out1, KeyMultPart part) const {
   if (out0.size() != digits.size() || out1.size() != digits.size()) {
     throw ParameterError("KeySwitcher::key_mult_shared_key: one output pair per input is needed");
   }
   if (!ctx_->policy().multi_poly_caching() || digits.size() <= 1) {
     for (std::size_t i = 0; i < digits.size(); ++i)
-      key_mult(digits[i], level, key, out0[i], out1[i]);
+      key_mult(digits[i], level, key, out0[i], out1[i], part);
     return;
   }
   const OpScope scope("KeyMult");
@@ -426,6 +426,8 @@ void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyR
   }
   // The Q_l limbs, then the P limbs, as key_mult's parts; the key's chunks are the shared terms.
   for (const bool p_part : {false, true}) {
+    if ((p_part && part == KeyMultPart::kQ) || (!p_part && part == KeyMultPart::kP)) continue;
+    if ((p_part && part == KeyMultPart::kQ) || (!p_part && part == KeyMultPart::kP)) continue;
     const auto [start, count] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
