@@ -18,7 +18,8 @@
 #     -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
 #   cmake --build build-cuda -j2 --target theo_helr_bench test_cuda_helr
 # Writes $OUT/workloads-helr/{helr.json (one record per line), *.log, *.jsonl, gpu.txt,
-# summary.txt}; the records go to bench/results/<card>-workloads-<date>.json.
+# summary.txt, helr.png (bench/plot_helr.py, where matplotlib is)}; the records go to
+# bench/results/<card>-workloads-<date>.json.
 # Expected run time: about 3 minutes (test_cuda_helr ~40 s, most of it the CPU reference; per
 # layout ~60 s: keys ~20-30 s, batch encryption ~10 s, four 32-iteration passes of < 1 s each,
 # the profiled pass a few seconds). Targets (issue 30): han2019 <= 16 ms/it on an H200, <= 18 on
@@ -91,6 +92,8 @@ for r in recs:
               f"(by limbs {bins}); key switching {r['key_switch_share']:.2f}, bootstrapping "
               f"{r['bootstrap_share']:.2f}, {r['traffic_bytes_per_iteration'] / 1e9:.1f} GB/it")
 PY
+python3 "$root/bench/plot_helr.py" "$out/helr.json" > /dev/null 2>&1 ||
+  echo "(no matplotlib here: plot with python bench/plot_helr.py helr.json)"
 echo "workloads-helr: results in $out ($((SECONDS - start)) s)"
 cat "$out/summary.txt"
 exit $rc
