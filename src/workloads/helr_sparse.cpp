@@ -354,9 +354,12 @@ void HelrSparse::phase_update(Io& io, bool fresh, bool pack) const {
   if (pack) {
     const Ciphertext second = ev_.rescale(ev_.multiply_plain(rw, second_half_.at(rw.level())));
     io.packed_out = ev_.add(ev_.add(kq, io.g), second);
+    canonical_scale(io.packed_out);
   } else {
     io.w_out = ev_.add(kq, io.g);
     io.q_out = ev_.add(io.w_out, rw);
+    canonical_scale(io.w_out);
+    canonical_scale(io.q_out);
   }
 }
 
@@ -438,11 +441,11 @@ void HelrSparse::iterate(Helr::State& s, const Helr::Batch& b, HelrPhaseTimes* t
     if (fresh) {
       g.set_input(u.packed, s.packed);
     } else {
-      load(g, u.w, s.w);
-      load(g, u.q, s.q);
+      load(g, u.w, s.w, "state w");
+      load(g, u.q, s.q, "state q");
     }
-    load(g, u.rows, b.inner);
-    load(g, u.cols, b.gradient);
+    load(g, u.rows, b.inner, "batch (rows)");
+    load(g, u.cols, b.gradient, "batch (columns)");
     load(g, u.k.plaintexts(), std::as_const(consts_[t]).plaintexts());
     replay(ph, u.graphs, clock);
     done = &u.io;

@@ -1,8 +1,8 @@
-// HELR replayed from captured graphs: both layouts on the insecure N = 2^12 bootstrapping set,
-// MNIST 3 vs 8, batches of 64 distinct images, through one bootstrapping. Every iteration's state
-// (its words) from graph replays equals eager execution's, and on the CUDA backend also the CPU
-// reference's (seeded keys and encryptions); the weights agree with the plaintext reference to
-// >= 12 bits. Built into test_helr_replay (CPU) and test_cuda_helr (GPU, tests/backend_test.h).
+// HELR replayed from captured graphs: both layouts on an insecure N = 2^12 bootstrapping set with
+// bootparam_40's levels, MNIST 3 vs 8, batches of 64 distinct images, through one bootstrapping.
+// Every iteration's state (its words) from graph replays equals eager execution's, and on the CUDA
+// backend also the CPU reference's (seeded keys and encryptions); the weights agree with the
+// plaintext reference to >= 12 bits. Built into test_helr_replay (CPU) and test_cuda_helr (GPU, tests/backend_test.h).
 
 #include <gtest/gtest.h>
 
@@ -25,10 +25,10 @@ ContextPtr boot_context(BackendChoice backend) {
   PrimeSystemSpec spec;
   spec.log_n = 12;
   spec.log_scale = 40;
-  spec.levels = 13;
-  spec.boot_levels = 13;
-  spec.num_cts_levels = 2;
-  spec.num_stc_levels = 2;
+  spec.levels = 16;
+  spec.boot_levels = 12;
+  spec.num_cts_levels = 4;
+  spec.num_stc_levels = 3;
   return Context::create(generate_prime_system(spec), test_options(backend));
 }
 
@@ -152,7 +152,7 @@ class HelrReplay : public OnBackend {
   }
 };
 
-// Han et al.'s layout: three iterations of depth 4 from level 13, the packing, a full-slot
+// Han et al.'s layout: three iterations of depth 4 from level 16, the packing, a full-slot
 // bootstrapping, one more iteration.
 TEST_P(HelrReplay, HanLayoutGraphsMatchEagerAndPlaintext) {
   run(HelrLayout::kHan2019, 4, 1);

@@ -1,4 +1,4 @@
-// HELR on a reduced configuration (insecure N = 2^12 bootstrapping set with 13 user levels,
+// HELR on a reduced configuration (insecure N = 2^12 bootstrapping set with bootparam_40's levels,
 // MNIST 3 vs 8 at 14 x 14 (python/theodosian/data/mnist14_3v8.bin), mini-batches of 64 distinct
 // images): radix-4 reductions against the plaintext reference (same polynomial, same batches, same
 // schedule) in bits, and bad input rejected before any encryption work. Training through a
@@ -23,10 +23,10 @@ ParameterSet small_boot_params() {
   PrimeSystemSpec spec;
   spec.log_n = 12;
   spec.log_scale = 40;
-  spec.levels = 13;
-  spec.boot_levels = 13;
-  spec.num_cts_levels = 2;
-  spec.num_stc_levels = 2;
+  spec.levels = 16;
+  spec.boot_levels = 12;
+  spec.num_cts_levels = 4;
+  spec.num_stc_levels = 3;
   return generate_prime_system(spec);
 }
 
@@ -160,10 +160,11 @@ TEST(Helr, RejectsBadInputBeforeEncrypting) {
   x[17] = 0.5;
   y[3] = 2;
   EXPECT_THROW(helr.encrypt_batch(enc, x, y, 0), ParameterError);
-  // A deeper sigmoid (degree 15: 4 + 4 levels) fits one iteration per bootstrapped span.
+  // A deeper sigmoid (degree 15: 4 + 4 levels) fits one iteration per bootstrapped span (12
+  // levels after the split): two from level 16, then one per bootstrapping.
   HelrConfig deep = cfg;
   deep.sigmoid_degree = 15;
-  deep.iterations = 3;
+  deep.iterations = 4;
   EXPECT_EQ(Helr(ctx, deep).plan().bootstraps, 2u);
   HelrConfig too_deep = cfg;
   too_deep.sigmoid_degree = 511;
