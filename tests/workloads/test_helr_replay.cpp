@@ -2,7 +2,8 @@
 // bootparam_40's levels, MNIST 3 vs 8, batches of 64 distinct images, through one bootstrapping.
 // Every iteration's state (its words) from graph replays equals eager execution's, and on the CUDA
 // backend also the CPU reference's (seeded keys and encryptions); the weights agree with the
-// plaintext reference to >= 12 bits. Built into test_helr_replay (CPU) and test_cuda_helr (GPU, tests/backend_test.h).
+// plaintext reference to >= 12 bits. Built into test_helr_replay (CPU) and test_cuda_helr (GPU,
+// tests/backend_test.h).
 
 #include <gtest/gtest.h>
 
