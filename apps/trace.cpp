@@ -6,8 +6,8 @@
 // switches planned for --cache-mib): seconds even for a Boot at N = 2^16.
 //
 //   theo_trace [preset] [--workloads boot,hmult,hrot,...] [--limbs k] [--rotation r]
-//              [--backend cpu|cuda|cost] [--cache-mib m] [--insecure] [--min-keys] [--commit sha]
-//              [--out-dir dir]
+//              [--backend cpu|cuda|cost] [--cache-mib m] [--insecure] [--min-keys]
+//              [--levers spec] [--commit sha] [--out-dir dir]
 //
 // Workloads (each under an OpScope of its name; one file <out-dir>/<preset>-<workload>.json):
 //   hmult          Evaluator::multiply(a, b, relin) at the level          scope "HMult"
@@ -17,7 +17,8 @@
 //   rescale        Evaluator::rescale of a product                         scope "Rescale"
 //   pmult          Evaluator::multiply_plain                               scope "PMult"
 //   hadd           Evaluator::add                                          scope "HAdd"
-//   boot           Bootstrapper::bootstrap of a level-0 ciphertext         scope "Boot"
+//   boot           Bootstrapper::bootstrap of a ciphertext at its input level (0, or
+//                  stc_levels with --levers slot_to_coeff_first)            scope "Boot"
 //   helr           HELR training iterations (theo/workloads/helr.h, 1024 x 256 mini-batches;
 //                  --helr-layout han2019|sparse-weights (default sparse-weights; op by op);
 //                  --helr-iterations, default: up to and including the first one with a
@@ -33,7 +34,9 @@
 // on the CPU backend: 50 (the H100's L2), so a CPU run issues the calls an H100 run does; on the
 // CUDA backend: the device's own L2 (0). Bootstrapping needs every rotation key (bootparam_40: ~9.4
 // GiB on the CPU backend;
-// --min-keys: the +-2^k keys only, a different and slower op sequence).
+// --min-keys: the +-2^k keys only, a different and slower op sequence). --levers sets the
+// bootstrapping levers (theo::with_bootstrap_levers: default, baseline, all, or names joined by
+// '+'), so that each lever's trace can be priced before a GPU run.
 
 #include <algorithm>
 #include <chrono>
@@ -66,7 +69,7 @@ int usage() {
       "rescale,pmult,hadd,helr,resnet20] [--limbs k] [--rotation r] [--backend cpu|cuda|cost] "
       "[--cache-mib m] [--helr-iterations k] [--helr-layout han2019|sparse-weights] "
       "[--resnet-model file] [--resnet-min-keys] "
-      "[--insecure] [--min-keys] [--commit sha] [--out-dir dir]\n");
+      "[--insecure] [--min-keys] [--levers spec] [--commit sha] [--out-dir dir]\n");
   return 2;
 }
 
@@ -123,6 +126,7 @@ int main(int argc, char** argv) {
   long cache_mib = -1;  // -1: 50 on the CPU backend, the device's L2 on CUDA
   int rotation = 1234;  // the anchor's HRot (theo_bench)
   bool min_keys = false;
+  std::string levers = "default";  // --levers: theo::with_bootstrap_levers' spec
   bool cost_only =
       false;  // --backend cost: record without computing (theo/model/cost_only_backend.h)
   theo::ContextOptions opts;
@@ -135,7 +139,7 @@ int main(int argc, char** argv) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--workloads" || a == "--limbs" || a == "--rotation" || a == "--backend" ||
         a == "--commit" || a == "--out-dir" || a == "--cache-mib" || a == "--helr-iterations" ||
-        a == "--helr-layout" || a == "--resnet-model") {
+        a == "--helr-layout" || a == "--resnet-model" || a == "--levers") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--workloads") workloads = split(v);
@@ -145,6 +149,7 @@ int main(int argc, char** argv) {
       if (a == "--cache-mib") cache_mib = std::strtol(v, nullptr, 10);
       if (a == "--resnet-model") resnet_model = v;
       if (a == "--helr-layout") helr_layout = v;
+      if (a == "--levers") levers = v;
       if (a == "--helr-iterations")
         helr_iterations = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
       if (a == "--out-dir") out_dir = v;
@@ -186,6 +191,7 @@ int main(int argc, char** argv) {
     if (cache_mib < 0)
       cache_mib = opts.backend == theo::BackendChoice::kCuda && !cost_only ? 0 : 50;
     opts.optimizations.cache_bytes = static_cast<std::size_t>(cache_mib) << 20;
+    opts.optimizations = theo::with_bootstrap_levers(opts.optimizations, levers);
     if (cost_only) {
       const std::size_t l2 = opts.optimizations.cache_bytes;
       opts.make_backend = [l2](const theo::RingParams& r) {
@@ -273,7 +279,9 @@ int main(int argc, char** argv) {
         boot_keys = std::make_unique<theo::BootstrappingKeys>(boot->generate_keys(keygen, sk));
         std::printf("bootstrapping keys: %.1f s\n",
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        boot_in = encr.encrypt(enc.encode(slots(*ctx, 0.004), 0));
+        boot_in = encr.encrypt(enc.encode(slots(*ctx, 0.004), boot->input_level()));
+        info.level = boot->input_level();
+        info.limbs = ctx->level(info.level).limbs;
         info.extra["min_keys"] = min_keys ? "true" : "false";
         run = [&] { const theo::Ciphertext r = boot->bootstrap(boot_in, *boot_keys); };
       } else if (w == "helr") {

@@ -39,6 +39,14 @@ target_sources(theo_bench PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_mechanisms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_bootstrap.cpp)
+# theo_boot_levers: bootstrapping with the levers of issue 31 one at a time (boot_levers.cpp).
+theo_bench_program(theo_boot_levers
+  ${CMAKE_CURRENT_LIST_DIR}/boot_levers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/timing.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/device_timer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_info.cpp)
+# device_timer.cpp reaches the CUDA backend's internal header (backend/cuda/cuda_backend.h).
+target_include_directories(theo_boot_levers PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # theo_bench --dataflows: the key-switching dataflows over the parameter grid (dataflows_bench.h).
 target_sources(theo_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/dataflows_bench.cpp)
 # theo_bench --ablation: the optimizations added one at a time (ablation_bench.h).
@@ -53,6 +61,11 @@ if(THEO_BUILD_TESTS)
            COMMAND theo_bench --model --preset test_boot_n12 --insecure --backend cpu --quick
                    --threads 2)
   set_tests_properties(theo_bench_model_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 120)
+  # CI smoke test of theo_boot_levers on the CPU: the baseline and every lever at N = 2^12.
+  add_test(NAME theo_boot_levers_cpu
+           COMMAND theo_boot_levers --backend cpu --presets test_boot_n12 --insecure --quick
+                   --configs baseline,all)
+  set_tests_properties(theo_boot_levers_cpu PROPERTIES LABELS "cpu;bench" TIMEOUT 300)
   # CI smoke test of `theo_bench --ablation` (every step, the batching sweep to B = 4) on the CPU.
   add_test(NAME theo_bench_ablation_cpu
            COMMAND theo_bench --ablation --preset test_boot_n12 --backend cpu --quick --threads 2)

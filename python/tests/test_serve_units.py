@@ -173,7 +173,7 @@ def test_worker_runs_jobs_and_reports_errors(client: ClientKeys) -> None:
         w.run(dict(job, circuit="nope"))
     with pytest.raises(JobError, match="groups of 2"):
         w.run(dict(job, circuit="multiply", inputs=job["inputs"][:3]))
-    with pytest.raises(JobError, match="rotate_sum: width must be a power of two"):
+    with pytest.raises(JobError, match="'rotate_sum': argument 'width': 3 is not a power of two"):
         w.run(dict(job, circuit="rotate_sum", args={"width": 3}))
     with pytest.raises(JobError, match="circuit 'polynomial'"):
         w.run(dict(job, circuit="polynomial", args={"wrong": 1}))

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <string>
 
 #include "circuits/bootstrapper_impl.h"
@@ -45,17 +46,31 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
   }
   const Encoder& enc = m.encoder;
   auto dec = [&](const Ciphertext& c) { return enc.decode(decryptor.decrypt(c)); };
-  const Ciphertext ct = ct_in.level() > 0 ? m.ev.level_down(ct_in, 0) : m.ev.clone(ct_in);
-  const Ciphertext raised = mod_raise(ct, keys);
+  const u32 in_level = input_level_;
+  if (ct_in.level() < in_level) {
+    throw LevelError("Bootstrapper::diagnose: the ciphertext is below the input level " +
+                     std::to_string(in_level));
+  }
+  const Ciphertext ct =
+      ct_in.level() > in_level ? m.ev.level_down(ct_in, in_level) : m.ev.clone(ct_in);
+  // SlotToCoeff first: its output (level 0) is what ModRaise takes; its error, mapped through
+  // the exact inverse (CoeffToSlot without scale), is its share of the output error.
+  std::optional<Ciphertext> coeffs;
+  if (m.stc_first) coeffs = slot_to_coeff(ct, keys.galois);
+  const Ciphertext raised = mod_raise(coeffs ? *coeffs : ct, keys);
   const RealImag parts = coeff_to_slot_split(raised, keys);
   const Ciphertext reduced = eval_mod(parts, keys);
-  Ciphertext out = slot_to_coeff(reduced, keys.galois);
-  out.set_scale(out.scale() * (ct.scale() / ctx_->default_scale(0)));
+  Ciphertext out = m.stc_first ? m.ev.clone(reduced) : slot_to_coeff(reduced, keys.galois);
+  out.set_scale(out.scale() * (ct.scale() / ctx_->default_scale(in_level)));
 
   // The plaintext pipeline, from any stage's decrypted output onwards.
   const auto cts = coeff_to_slot_matrices(slots_, m.cts_levels, static_cast<double>(m.cts_scale));
-  auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
-  stc.back().scale_by(static_cast<double>(m.stc_scale));
+  // SlotToCoeff first: EvalMod's output is the result (no matrices after it).
+  std::vector<DiagonalMatrix> stc;
+  if (!m.stc_first) {
+    stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
+    stc.back().scale_by(static_cast<double>(m.stc_scale));
+  }
   const double gain = static_cast<double>(m.gain);
   auto mod_plain = [&](const Slots& v) {
     Slots r(v.size());
@@ -72,11 +87,19 @@ Bootstrapper::ErrorBreakdown Bootstrapper::diagnose(const Ciphertext& ct_in,
   const Slots from_cts = apply_all(stc, mod_plain(w));
   const Slots from_mod = apply_all(stc, dec(reduced));
   const Slots final_slots = dec(out);
+  double stc_error = 0;
+  if (coeffs) {
+    // CoeffToSlot's matrices at scale 1 invert SlotToCoeff's (P V^-1 V P = 1); the shrink undone.
+    Slots back = apply_all(coeff_to_slot_matrices(slots_, m.cts_levels, 1.0), dec(*coeffs));
+    for (Complex& x : back)
+      x *= static_cast<double>(m.shrink);
+    stc_error = log2_max_diff(back, message);
+  }
   ErrorBreakdown e;
   e.approximation = log2_max_diff(ideal, message);
   e.coeff_to_slot = log2_max_diff(from_cts, ideal);
   e.eval_mod = log2_max_diff(from_mod, from_cts);
-  e.slot_to_coeff = log2_max_diff(final_slots, from_mod);
+  e.slot_to_coeff = m.stc_first ? stc_error : log2_max_diff(final_slots, from_mod);
   e.total = log2_max_diff(final_slots, message);
   return e;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
 #include "theo/ring/fork_scope.h"
+#include "theo/ring/op_scope.h"
 
 namespace theo {
 
@@ -79,9 +81,11 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
                      : EvalModParams::derive(p.sparse_hamming_weight, c.log_n(), kExactRaiseLimbs,
                                              budget, config.arcsine_degree);
   m.mod.emplace(emp);
+  m.stc_first = c.policy().optimizations().circuits.slot_to_coeff_first;
   const u32 after_mod = after_cts - emp.depth();
   if (after_mod < m.stc_levels) throw ParameterError("Bootstrapper: EvalMod needs too many levels");
-  output_level_ = after_mod - m.stc_levels;
+  input_level_ = m.stc_first ? m.stc_levels : 0;
+  output_level_ = m.stc_first ? after_mod : after_mod - m.stc_levels;
 
   m.q0 = modulus_of(c, 0);
   {
@@ -90,8 +94,11 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
     // 1 / sqrt(slots), and with them the error of sin(2 pi x) ~ 2 pi x.
     const int by_slots = static_cast<int>(BootstrapConfig::kDefaultMessageRatioBits) + 15 -
                          static_cast<int>(log_slots);
+    const int by_order = m.stc_first
+                             ? static_cast<int>(BootstrapConfig::kDefaultSlotToCoeffFirstRatioBits)
+                             : by_slots;
     const u32 ratio = config.message_ratio_bits ? config.message_ratio_bits
-                                                : static_cast<u32>(std::clamp(by_slots, 1, 60));
+                                                : static_cast<u32>(std::clamp(by_order, 1, 60));
     if (ratio > 60) {
       throw ParameterError("BootstrapConfig.message_ratio_bits: " + std::to_string(ratio) +
                            " is above 60");
@@ -100,6 +107,8 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
     // A tenth of a bit of slack: q0 / Delta_0 = 2^9.96 (n16_s40_boot) still scales by 2^3.
     const int k = room > -0.1L ? static_cast<int>(std::floor(room + 0.1L)) : 0;
     m.scale_up = i64{1} << std::min(k, 40);
+    // SlotToCoeff first: a ratio beyond q0 / Delta_0 divides the message inside its last matrix.
+    if (m.stc_first && room < -0.1L) m.shrink = std::exp2(-room);
   }
   m.raised_scale = c.default_scale(m.top);
   {
@@ -150,8 +159,22 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   }
   // SlotToCoeff folds q0 / (2 pi Delta_0) in, undoing the 1 / q0 of EvalMod's input and the 2 pi
   // of sin(2 pi x).
-  const long double stc_total = m.q0 / (2 * std::numbers::pi_v<long double> * c.default_scale(0) *
-                                        static_cast<long double>(m.scale_up));
+  const long double stc_total = m.q0 * m.shrink /
+                                (2 * std::numbers::pi_v<long double> * c.default_scale(0) *
+                                 static_cast<long double>(m.scale_up));
+  if (m.stc_first) {
+    // SlotToCoeff first, at levels stc_levels..1 onto level 0 (the message divided by `shrink`),
+    // and the whole factor as EvalMod's gain: EvalMod's output is the result.
+    m.gain = stc_total;
+    m.stc_scale = 1 / m.shrink;
+    auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
+    stc.back().scale_by(static_cast<double>(m.stc_scale));
+    for (u32 i = 0; i < stc.size(); ++i)
+      m.stc.emplace_back(m.encoder, stc[i], input_level_ - i, std::nullopt, lt_opts);
+    for (u32 g = slots_; g < c.max_slots(); g <<= 1)
+      m.subsum_rotations.push_back(static_cast<int>(g));
+    return;
+  }
   // Most of that factor is applied instead as EvalMod's integer gain (a power of two), and the
   // rest (< 1) is folded into the last SlotToCoeff matrix, not the first: every SlotToCoeff level
   // before the last then carries values about as large as the output slots. The key-switching
@@ -161,9 +184,9 @@ Bootstrapper::Bootstrapper(std::shared_ptr<const Context> ctx, const BootstrapCo
   // in precision.
   const long double coeff_lift = std::sqrt(static_cast<long double>(slots_));
   m.gain = 1;
-  while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) && m.gain < (i64{1} << 40))
+  while (2 * m.gain <= stc_total * std::max<long double>(1, coeff_lift) && m.gain < 0x1p40L)
     m.gain *= 2;
-  const long double stc_scale = stc_total / static_cast<long double>(m.gain);
+  const long double stc_scale = stc_total / m.gain;
   m.stc_scale = stc_scale;
   auto stc = slot_to_coeff_matrices(slots_, m.stc_levels, 1.0);
   stc.back().scale_by(static_cast<double>(stc_scale));
@@ -183,7 +206,7 @@ const EvalModParams& Bootstrapper::evalmod_params() const {
 double Bootstrapper::message_ratio_bits() const {
   const Impl& m = *impl_;
   return static_cast<double>(
-      std::log2(m.q0 / (ctx_->default_scale(0) * static_cast<long double>(m.scale_up))));
+      std::log2(m.q0 * m.shrink / (ctx_->default_scale(0) * static_cast<long double>(m.scale_up))));
 }
 
 std::vector<int> Bootstrapper::rotations() const {
@@ -344,23 +367,29 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   // on the first, so each part's small kernels fill what the other leaves idle (Theodosian
   // §IV-B). Without it but with multi-poly caching they run in lockstep as one batch
   // (EvalMod::evaluate_batch: each key switch and rescale one set of launches over both, the
-  // relinearization key read once). On the H200 the two streams win in a graph (16.5 against
-  // 17.2 ms for bootparam_40; docs/performance-journal.md). Same words either way.
-  const WorkLanes lanes = plan_work_lanes(ctx_->policy(), 2, be.forked());
+  // relinearization key read once); Optimizations::lockstep_evalmod asks for the lockstep batch
+  // even where the two streams are available. On the H200 the two streams won in a graph (16.5
+  // against 17.2 ms for bootparam_40; docs/performance-journal.md). Same words either way.
+  const ExecutionPolicy& policy = ctx_->policy();
+  WorkLanes lanes = plan_work_lanes(policy, 2, be.forked());
+  if (policy.optimizations().lockstep_evalmod && policy.multi_poly_caching()) {
+    lanes = WorkLanes::kLockstep;
+  }
   if (lanes == WorkLanes::kTwoStreams) {
     ForkScope fork(be);
-    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
+    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, static_cast<double>(m.gain));
     be.end_fork();
-    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
+    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, static_cast<double>(m.gain));
     fork.join();
   } else if (lanes == WorkLanes::kLockstep) {
     const Ciphertext* const both[] = {&parts.re, &parts.im};
-    std::vector<Ciphertext> r = m.mod->evaluate_batch(pe, m.ev, keys.relin, both, m.gain);
+    std::vector<Ciphertext> r =
+        m.mod->evaluate_batch(pe, m.ev, keys.relin, both, static_cast<double>(m.gain));
     mre = std::move(r[0]);
     mim = std::move(r[1]);
   } else {
-    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, m.gain);
-    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, m.gain);
+    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, static_cast<double>(m.gain));
+    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, static_cast<double>(m.gain));
   }
   m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
   return mre;
@@ -406,15 +435,48 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct_in, const BootstrappingK
     throw ParameterError("Bootstrapper: the ciphertext has " + std::to_string(ct_in.slots()) +
                          " slots, the bootstrapper was built for " + std::to_string(slots_));
   }
-  Ciphertext ct = ct_in.level() > 0 ? m.ev.level_down(ct_in, 0) : m.ev.clone(ct_in);
+  if (ct_in.level() < input_level_) {
+    throw LevelError("Bootstrapper: the ciphertext is at level " + std::to_string(ct_in.level()) +
+                     ", below the input level " + std::to_string(input_level_) +
+                     " (SlotToCoeff runs first, on the input; see input_level())");
+  }
+  Ciphertext ct =
+      ct_in.level() > input_level_ ? m.ev.level_down(ct_in, input_level_) : m.ev.clone(ct_in);
   if (ct.size() != 2) ct = m.ev.relinearize(ct, keys.relin);
   const long double s_in = ct.scale();
-  Ciphertext raised = mod_raise(ct, keys);
-  Ciphertext reduced = eval_mod(coeff_to_slot_split(raised, keys), keys);
-  Ciphertext out = slot_to_coeff(reduced, keys.galois);
+  if (m.stc_first) {
+    const OpScope scope("SlotToCoeff");
+    ct = slot_to_coeff(ct, keys.galois);
+  }
+  // Phase scopes for the traffic recorder (one relaxed load each while nothing observes them).
+  std::optional<Ciphertext> raised;
+  {
+    const OpScope scope("ModRaise");
+    raised = mod_raise(ct, keys);
+  }
+  std::optional<RealImag> parts;
+  {
+    const OpScope scope("CoeffToSlot");
+    parts = coeff_to_slot_split(*raised, keys);
+  }
+  raised.reset();
+  std::optional<Ciphertext> reduced;
+  {
+    const OpScope scope("EvalMod");
+    reduced = eval_mod(*parts, keys);
+  }
+  parts.reset();
+  Ciphertext out;
+  if (m.stc_first) {
+    out = std::move(*reduced);
+  } else {
+    const OpScope scope("SlotToCoeff");
+    out = slot_to_coeff(*reduced, keys.galois);
+  }
   out.set_slots(slots_);
-  // SlotToCoeff assumed an input at Delta_0; any other input scale rides along in the output's.
-  out.set_scale(out.scale() * (s_in / c.default_scale(0)));
+  // SlotToCoeff assumed an input at Delta of the input level; any other input scale rides along in
+  // the output's.
+  out.set_scale(out.scale() * (s_in / c.default_scale(input_level_)));
   return out;
 }
 
@@ -435,9 +497,12 @@ std::string Bootstrapper::describe() const {
   std::ostringstream os;
   os << "slots " << slots_ << " (N = 2^" << ctx_->log_n() << "), h_sparse "
      << ctx_->params().sparse_hamming_weight << "\n"
-     << "levels: input 0 -> ModRaise " << m.top << " -> CoeffToSlot " << m.top << ".."
-     << m.top - m.cts_levels << " -> EvalMod " << m.top - m.cts_levels << ".."
-     << m.top - m.cts_levels - e.depth() << " -> SlotToCoeff .." << output_level_ << "\n"
+     << "levels: input " << input_level_;
+  if (m.stc_first) os << " -> SlotToCoeff .." << 0;
+  os << " -> ModRaise " << m.top << " -> CoeffToSlot " << m.top << ".." << m.top - m.cts_levels
+     << " -> EvalMod " << m.top - m.cts_levels << ".." << m.top - m.cts_levels - e.depth();
+  if (!m.stc_first) os << " -> SlotToCoeff .." << output_level_;
+  os << " (" << output_level_ - input_level_ << " levels per bootstrapping)\n"
      << "EvalMod: K " << e.k_bound << ", cosine degree " << e.degree << ", double angles "
      << e.double_angles << ", arcsine degree " << e.arcsine_degree << ", depth " << e.depth()
      << ", model error 2^" << std::log2(e.estimated_error) << ", output gain " << m.gain << "\n"

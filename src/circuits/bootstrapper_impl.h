@@ -26,7 +26,9 @@ struct Bootstrapper::Impl {
   std::vector<LinearTransform> cts, stc;
   std::optional<EvalMod> mod;
   std::vector<int> subsum_rotations;
-  i64 gain = 1;               // EvalMod output gain
+  long double gain = 1;       // EvalMod output gain
+  bool stc_first = false;     // Optimizations::Circuits::slot_to_coeff_first
+  long double shrink = 1;     // SlotToCoeff-first: the level-0 message divided by this
   i64 scale_up = 1;           // 2^k: Delta' = 2^k Delta_0 at ModRaise
   long double cts_scale = 0;  // folded into the first CoeffToSlot matrix
   long double stc_scale = 0;  // folded into the last SlotToCoeff matrix

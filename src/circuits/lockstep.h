@@ -42,6 +42,23 @@ class LockstepOps {
     const auto pa = pointers_of(left), pb = pointers_of(b);
     return multiply_relin_rescale_batch(ev_, pa, pb, rlk_, static_cast<u32>(left.size()));
   }
+  // sum_j k a[j][i] b[j][i] (+ addend[i]), relinearized and rescaled once from `level` for each i
+  // (Evaluator::multiply_sum_relin_rescale; operands at `level` or above, read in place).
+  Batch mul_sum_relin_rescale(const std::vector<const Batch*>& a,
+                              const std::vector<const Batch*>& b, u32 level,
+                              const Batch* addend = nullptr, i64 k = 1) const {
+    Batch out;
+    for (std::size_t i = 0; i < a.front()->size(); ++i) {
+      std::vector<const Ciphertext*> pa, pb;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        pa.push_back(&(*a[j])[i]);
+        pb.push_back(&(*b[j])[i]);
+      }
+      out.push_back(
+          ev_.multiply_sum_relin_rescale(pa, pb, level, rlk_, addend ? &(*addend)[i] : nullptr, k));
+    }
+    return out;
+  }
   Batch rescale(const Batch& a) const {
     if (a.size() == 1) return one(ev_.rescale(a[0]));
     const auto pa = pointers_of(a);

@@ -168,7 +168,7 @@ double EvalMod::reference(double y) const {
 }
 
 Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
-                             const RelinKey& rlk, const Ciphertext& ct, i64 gain) const {
+                             const RelinKey& rlk, const Ciphertext& ct, double gain) const {
   const Ciphertext* const one[] = {&ct};
   return std::move(evaluate_batch(pe, ev, rlk, one, gain).front());
 }
@@ -176,7 +176,7 @@ Ciphertext EvalMod::evaluate(const PolynomialEvaluator& pe, const Evaluator& ev,
 std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
                                                 const RelinKey& rlk,
                                                 std::span<const Ciphertext* const> cts,
-                                                i64 gain) const {
+                                                double gain) const {
   if (cts.empty()) throw ParameterError("EvalMod: no ciphertext to evaluate on");
   for (std::size_t i = 0; i < cts.size(); ++i) {
     if (cts[i] == nullptr) {
@@ -194,23 +194,37 @@ std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, c
     throw LevelError("EvalMod: needs " + std::to_string(params_.depth()) +
                      " levels, the input is at level " + std::to_string(ct.level()));
   }
-  // Each stage carries its cosine pre-multiplied by a power of two A_j (A_r = gain without the
-  // arcsine): the message is only ~2^-16 of these O(1) values at N = 2^16, and the rescale that
-  // lands each stage on its level adds noise fixed relative to the scale (the lowest EvalMod
-  // levels sit at 2^50-2^55 between Delta and the 2^60 primes). A stage holding A_j cos instead of
-  // cos makes that noise A_j times smaller; the next double angle undoes it for free,
-  // A_(j+1) (2 c^2 - 1) = (2 A_(j+1) / A_j^2) (A_j c)^2 - A_(j+1), an integer while A_j^2 <= 2
-  // A_(j+1).
+  if (!(gain > 0) || !std::isfinite(gain)) {
+    throw ParameterError("EvalMod: the gain must be positive and finite");
+  }
+  // Each stage carries its cosine pre-multiplied by A_j (A_r = gain without the arcsine): the
+  // message is only ~2^-16 of these O(1) values at N = 2^16, and the rescale that lands each stage
+  // on its level adds noise fixed relative to the scale (the lowest EvalMod levels sit at
+  // 2^50-2^55 between Delta and the 2^60 primes). A stage holding A_j cos instead of cos makes
+  // that noise A_j times smaller; the next double angle undoes it for free,
+  // A_(j+1) (2 c^2 - 1) = k_j (A_j c)^2 - A_(j+1) with the integer k_j = 2 A_(j+1) / A_j^2 on one
+  // operand. The k_j are those of the powers of two below the gain (A_j the largest power of two
+  // with A_j^2 <= A_(j+1) / 2); A_j = sqrt(2 A_(j+1) / k_j) then makes any gain exact, and a power
+  // of two keeps every A_j a power of two. A_0 rides on the cosine's coefficients.
   const u32 r = params_.double_angles;
-  std::vector<i64> amp(r + 1, 1);
-  amp[r] = params_.arcsine_degree ? 1 : gain;
-  for (u32 j = r; j-- > 0;) {
-    while (amp[j] * 2 * amp[j] * 2 <= 2 * amp[j + 1])
-      amp[j] *= 2;
+  const double top = params_.arcsine_degree ? 1.0 : gain;
+  std::vector<double> amp(r + 1, 1.0);
+  std::vector<i64> k(r, 1);
+  {
+    std::vector<i64> p2(r + 1, 1);
+    while (static_cast<double>(p2[r]) * 2 <= top && p2[r] < (i64{1} << 52))
+      p2[r] *= 2;
+    amp[r] = top;
+    for (u32 j = r; j-- > 0;) {
+      while (p2[j] * 2 * p2[j] * 2 <= 2 * p2[j + 1])
+        p2[j] *= 2;
+      k[j] = 2 * p2[j + 1] / (p2[j] * p2[j]);
+      amp[j] = std::sqrt(2 * amp[j + 1] / static_cast<double>(k[j]));
+    }
   }
   ChebyshevSeries cs = cos_;
   for (double& x : cs.coeffs)
-    x *= static_cast<double>(amp[0]);
+    x *= amp[0];
   // v = y - 1 / (4K + 1), z = 2 v^2 - 1 (the factor 2 rides on one operand, exactly), then the
   // series in z.
   const detail::LockstepOps ops(ev, rlk);
@@ -221,16 +235,15 @@ std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, c
   ops.add_const_inplace(z, -1.0);
   detail::Batch c = pe.evaluate_batch(detail::pointers_of(z), cs);
   for (u32 j = 0; j < r; ++j) {
-    const i64 a2 = amp[j] * amp[j];
     // The integer factor rides on one operand (exact), so relinearization and rescale merge.
-    detail::Batch sq = ops.mul_relin_rescale(c, c, 2 * amp[j + 1] / a2);
-    ops.add_const_inplace(sq, -static_cast<double>(amp[j + 1]));
+    detail::Batch sq = ops.mul_relin_rescale(c, c, k[j]);
+    ops.add_const_inplace(sq, -amp[j + 1]);
     c = std::move(sq);
   }
   if (params_.arcsine_degree) {
     ChebyshevSeries a = arcsine_;
     for (double& x : a.coeffs)
-      x *= static_cast<double>(gain);
+      x *= gain;
     return pe.evaluate_batch(detail::pointers_of(c), a);
   }
   return c;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "circuits/lockstep.h"
+#include "circuits/polynomial_lazy.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -227,6 +228,12 @@ std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciph
   if (output_level && *output_level > target) {
     throw LevelError("PolynomialEvaluator: output level " + std::to_string(*output_level) +
                      " is above the level the evaluation reaches (" + std::to_string(target) + ")");
+  }
+  if (ev_.context()->policy().optimizations().circuits.lazy_polynomial) {
+    Batch out = detail::evaluate_lazy(ops, std::move(y), p, target);
+    const u32 final_level = output_level.value_or(target);
+    if (out.front().level() > final_level) out = ops.level_down(out, final_level);
+    return out;
   }
   ChebyshevBasis basis(ops, std::move(y));
   const u32 baby = u32{1} << ((depth(d) + 1) / 2);

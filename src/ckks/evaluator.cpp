@@ -239,7 +239,22 @@ Ciphertext Evaluator::add_const(const Ciphertext& a, std::complex<double> c) con
   return out;
 }
 void Evaluator::add_const_inplace(Ciphertext& a, std::complex<double> c) const {
-  a = add_const(a, c);
+  if (!ctx_->policy().optimizations().inplace_constants || c.imag() != 0) {
+    a = add_const(a, c);
+    return;
+  }
+  // The words of add_const, written over c0 (add_scalar reads and writes each word in place); the
+  // other polys stay where they are instead of being copied into a new ciphertext.
+  detail::require_usable(*ctx_, a, "add_const_inplace: ciphertext");
+  if (c.real() == 0) {
+    a.drop_seed();
+    return;
+  }
+  const std::vector<u32> s =
+      const_residues(*ctx_, c.real() * a.scale(), ctx_->level(a.level()).q_basis);
+  a.drop_seed();
+  const PolyRef c0 = a.poly(0).ref();
+  ctx_->backend().add_scalar(c0, s, c0);
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {
@@ -339,33 +354,23 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
   // multiply_integer first would (lowering rounds, so it does not commute with the factor).
   if (factor != 1 && a.level() != b.level())
     return multiply_relin_rescale(multiply_integer(a, factor), b, rlk, 1);
-  return relin_rescale_tensor(tensor_product(a, b, factor), rlk);
-}
-
-Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKey& rlk) const {
-  detail::require_usable(*ctx_, a, "relinearize_rescale: ciphertext");
-  detail::require_usable(*ctx_, rlk, "relinearize_rescale: relinearization key");
-  if (a.size() != 3) {
-    throw ParameterError("relinearize_rescale: the ciphertext has " + std::to_string(a.size()) +
-                         " polynomials, expected 3 (a tensor product)");
-  }
-  if (a.level() == 0) {
-    throw LevelError("relinearize_rescale: the ciphertext is at level 0, which cannot be rescaled");
-  }
-  return relin_rescale_tensor(a, rlk);
-}
-
-Ciphertext Evaluator::relin_rescale_tensor(const Ciphertext& t, const RelinKey& rlk) const {
+  const Ciphertext t = tensor_product(a, b, factor);
   const u32 level = t.level();
+  std::vector<RnsPoly> polys =
+      relin_rescale_polys(t.poly(0).cref(), t.poly(1).cref(), t.poly(2).cref(), level, rlk);
+  return Ciphertext(ctx_->id(), level - 1, t.scale() / ctx_->level(level).rescale_ratio, t.slots(),
+                    std::move(polys));
+}
+
+std::vector<RnsPoly> Evaluator::relin_rescale_polys(ConstPolyRef d0, ConstPolyRef d1,
+                                                    ConstPolyRef d2, u32 level,
+                                                    const RelinKey& rlk) const {
   const LevelData& lv = ctx_->level(level);
   Backend& be = ctx_->backend();
   ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-  switcher_.extend(t.poly(2).cref(), level, rlk.key(), ext.c0.ref(), ext.c1.ref(), t.poly(0).cref(),
-                   t.poly(1).cref(), lv.p_mod_q);
+  switcher_.extend(d2, level, rlk.key(), ext.c0.ref(), ext.c1.ref(), d0, d1, lv.p_mod_q);
   const PolyRef parts[] = {ext.c0.ref(), ext.c1.ref()};
-  std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, level);
-  return Ciphertext(ctx_->id(), level - 1, t.scale() / lv.rescale_ratio, t.slots(),
-                    std::move(polys));
+  return detail::mod_down_rescale_polys(*ctx_, parts, level);
 }
 
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a0, const Plaintext& b0) const {

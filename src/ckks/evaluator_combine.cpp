@@ -6,10 +6,39 @@
 
 #include "ckks/checks.h"
 #include "ckks/evaluator_internal.h"
+#include "ckks/rns_util.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/errors.h"
 
 namespace theo {
+
+namespace {
+
+// ct's polys as read at `level`: a window of its limbs in place (the scale kept), or, when Q_level
+// is not one, a copy lowered to `level` (at Delta_level) kept in `storage`.
+struct LevelView {
+  std::vector<ConstPolyRef> polys;
+  long double scale = 0;
+};
+
+LevelView view_at(const Context& ctx, const Ciphertext& ct, u32 level,
+                  std::vector<Ciphertext>& storage) {
+  const LevelData& dst = ctx.level(level);
+  const LevelData& src = ctx.level(ct.level());
+  const Ciphertext* t = &ct;
+  if (dst.first_id < src.first_id || dst.first_id + dst.limbs > src.first_id + src.limbs) {
+    storage.push_back(detail::lower_ciphertext(ctx, ct, level, std::nullopt));
+    t = &storage.back();
+  }
+  const u32 offset = dst.first_id - ctx.level(t->level()).first_id;
+  LevelView v;
+  for (const RnsPoly& p : t->polys())
+    v.polys.push_back(p.cref().slice(offset, dst.limbs));
+  v.scale = t->scale();
+  return v;
+}
+
+}  // namespace
 
 Ciphertext Evaluator::linear_combination(std::span<const Ciphertext* const> terms,
                                          std::span<const double> coeffs, u32 level,
@@ -115,6 +144,99 @@ Ciphertext Evaluator::multiply_plain_sum(std::span<const Ciphertext* const> cts,
   polys.push_back(be.make_poly(lv.q_basis));
   be.key_mult(d, b, a, polys[0].ref(), polys[1].ref());
   return Ciphertext(ctx_->id(), level, scale, slots, std::move(polys));
+}
+
+Ciphertext Evaluator::multiply_sum_relin_rescale(std::span<const Ciphertext* const> a,
+                                                 std::span<const Ciphertext* const> b, u32 level,
+                                                 const RelinKey& rlk, const Ciphertext* addend,
+                                                 i64 factor) const {
+  detail::require_usable(*ctx_, rlk, "multiply_sum_relin_rescale: relinearization key");
+  if (a.empty() || a.size() != b.size()) {
+    throw ParameterError(
+        "multiply_sum_relin_rescale: needs as many second factors as first ones "
+        "and at least one product (got " +
+        std::to_string(a.size()) + " and " + std::to_string(b.size()) + ")");
+  }
+  if (level == 0 || level > ctx_->max_level()) {
+    throw LevelError("multiply_sum_relin_rescale: cannot multiply and rescale at level " +
+                     std::to_string(level));
+  }
+  std::vector<const Ciphertext*> operands(a.begin(), a.end());
+  operands.insert(operands.end(), b.begin(), b.end());
+  if (addend != nullptr) operands.push_back(addend);
+  u32 slots = 0;
+  for (const Ciphertext* c : operands) {
+    if (c == nullptr) throw ParameterError("multiply_sum_relin_rescale: an operand is null");
+    detail::require_usable(*ctx_, *c, "multiply_sum_relin_rescale: operand");
+    if (c->size() != 2) {
+      throw ParameterError("multiply_sum_relin_rescale: an operand has " +
+                           std::to_string(c->size()) + " polynomials; relinearize it first");
+    }
+    if (c->level() < level) {
+      throw LevelError("multiply_sum_relin_rescale: an operand is at level " +
+                       std::to_string(c->level()) + ", below the product level " +
+                       std::to_string(level));
+    }
+    slots = std::max(slots, c->slots());
+  }
+  std::vector<Ciphertext> lowered;
+  lowered.reserve(operands.size());
+  std::vector<LevelView> va, vb;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    va.push_back(view_at(*ctx_, *a[j], level, lowered));
+    vb.push_back(view_at(*ctx_, *b[j], level, lowered));
+  }
+  const long double scale = va[0].scale * vb[0].scale;
+  for (std::size_t j = 1; j < a.size(); ++j) {
+    detail::require_same_scale(*ctx_, va[j].scale * vb[j].scale, scale, "a product",
+                               "the first product");
+  }
+  std::optional<LevelView> vadd;
+  if (addend != nullptr) {
+    vadd = view_at(*ctx_, *addend, level, lowered);
+    detail::require_same_scale(*ctx_, vadd->scale, scale, "the addend", "the products");
+  }
+  const LevelData& lv = ctx_->level(level);
+  Backend& be = ctx_->backend();
+  std::vector<u32> s;
+  if (factor != 1) {
+    for (u32 i = 0; i < lv.limbs; ++i)
+      s.push_back(detail::reduce_i64(factor, ctx_->prime(lv.q_basis[i])));
+  }
+  // d = sum_j tensor(a_j, b_j) (+ addend on d0, d1): the products' three polys summed before the
+  // one relinearization.
+  std::vector<RnsPoly> d, t;
+  for (int i = 0; i < 3; ++i)
+    d.push_back(be.make_poly(lv.q_basis));
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    std::vector<RnsPoly>& out = j == 0 ? d : t;
+    if (j == 1) {
+      for (int i = 0; i < 3; ++i)
+        t.push_back(be.make_poly(lv.q_basis));
+    }
+    const auto& x = va[j].polys;
+    const auto& y = vb[j].polys;
+    if (factor == 1) {
+      be.tensor(x[0], x[1], y[0], y[1], out[0].ref(), out[1].ref(), out[2].ref());
+    } else {
+      be.tensor_scaled(x[0], x[1], y[0], y[1], out[0].ref(), out[1].ref(), out[2].ref(), s);
+    }
+    if (j > 0) {
+      const ConstPolyRef xs[] = {d[0].cref(), d[1].cref(), d[2].cref()};
+      const ConstPolyRef ys[] = {t[0].cref(), t[1].cref(), t[2].cref()};
+      const PolyRef zs[] = {d[0].ref(), d[1].ref(), d[2].ref()};
+      be.add_batch(xs, ys, zs);
+    }
+  }
+  if (vadd) {
+    const ConstPolyRef xs[] = {d[0].cref(), d[1].cref()};
+    const PolyRef zs[] = {d[0].ref(), d[1].ref()};
+    be.add_batch(xs, vadd->polys, zs);
+  }
+  t.clear();
+  std::vector<RnsPoly> polys =
+      relin_rescale_polys(d[0].cref(), d[1].cref(), d[2].cref(), level, rlk);
+  return Ciphertext(ctx_->id(), level - 1, scale / lv.rescale_ratio, slots, std::move(polys));
 }
 
 }  // namespace theo

@@ -309,27 +309,29 @@ void HelrHan::phase_unpack(Io& io) const {
 }
 
 void HelrHan::phase_inner(Io& io, bool fresh) const {
-  const u32 c2 = 2 * cts_;
-  Ciphertext sum;
-  auto accumulate = [&](const Ciphertext& a, const Ciphertext& b) {
-    Ciphertext t = ev_.multiply(a, b);
-    sum = sum.empty() ? std::move(t) : ev_.add(sum, t);
-  };
+  // The C (or 2C) tensor products summed and relinearized once.
+  std::vector<const Ciphertext*> a, b;
+  std::vector<Ciphertext> d;
+  u32 level = 0;
   if (!fresh) {
-    for (u32 j = 0; j < cts_; ++j)
-      accumulate((*io.inner)[j], (*io.q)[j]);
+    a = pointers(*io.inner);
+    b = pointers(*io.q);
+    level = io.q->front().level();
   } else {
     // D_k: the rows r of the data whose R_k row holds a q block, (r + k) mod 2C = C + j.
+    const u32 c2 = 2 * cts_;
     const std::vector<const Ciphertext*> data = pointers(*io.inner);
     for (u32 k = 0; k < c2; ++k) {
       std::vector<const Plaintext*> masks;
       for (u32 j = 0; j < cts_; ++j)
         masks.push_back(&rows_data_[(cts_ + j + c2 - k) % c2]);
-      const Ciphertext d = ev_.rescale(ev_.multiply_plain_sum(data, masks));
-      accumulate(d, io.rot[k]);
+      d.push_back(ev_.rescale(ev_.multiply_plain_sum(data, masks)));
     }
+    a = pointers(d);
+    b = pointers(io.rot);
+    level = io.rot.front().level();
   }
-  const Ciphertext s = ev_.relinearize_rescale(sum, keys_->relin);
+  const Ciphertext s = ev_.multiply_sum_relin_rescale(a, b, level, keys_->relin);
   io.s = rotate_sum(ev_, s, 1, width_, keys_->galois, cfg_.reduction_radix);
 }
 

@@ -74,6 +74,7 @@ class HelrSparse final : public HelrForm {
   struct Shape {
     u32 level = 0;
     bool refreshed = false, pack = false;
+    u32 packed_level = 0;  // the packed state's level (the first bootstrapping's differs)
     auto operator<=>(const Shape&) const = default;
   };
 
@@ -415,7 +416,7 @@ void HelrSparse::iterate(Helr::State& s, const Helr::Batch& b, HelrPhaseTimes* t
     eager.k = &consts_[t];
     run_eager(ph, eager, clock);
   } else {
-    std::unique_ptr<Unit>& slot = units_[Shape{L, fresh, pack}];
+    std::unique_ptr<Unit>& slot = units_[Shape{L, fresh, pack, fresh ? s.packed.level() : 0}];
     if (!slot) {
       slot = std::make_unique<Unit>();
       Unit& u = *slot;

@@ -105,5 +105,54 @@ TEST(Bootstrap, CenterTakesTheCommonPartOut) {
   EXPECT_GE(bits(e.decrypt(ct), z), 12);  // the input is untouched
 }
 
+// Optimizations::Circuits::slot_to_coeff_first: the input is taken at level stc_levels and lands
+// stc_levels higher, the same levels per bootstrapping; full, sparse and min-keys slots keep the
+// precision; an input below the input level is refused, one above it is brought down.
+TEST(Bootstrap, SlotToCoeffFirst) {
+  ContextOptions o = test_options();
+  o.optimizations.circuits.slot_to_coeff_first = true;
+  const ContextPtr ctx = Context::create(boot_test_params(), o);
+  const ContextPtr ref_ctx = make_context(boot_test_params());
+  KeyGenerator kg(ctx);
+  const SecretKey sk = kg.create_secret_key();
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, sk);
+  Decryptor dec(ctx, sk);
+  for (const auto& [slots, min_keys] : {std::pair{2048u, false}, {64u, false}, {16u, true}}) {
+    BootstrapConfig cfg;
+    cfg.slots = slots;
+    cfg.min_keys = min_keys;
+    const Bootstrapper boot(ctx, cfg);
+    const Bootstrapper ref(ref_ctx, cfg);
+    std::printf("%s", boot.describe().c_str());
+    EXPECT_GT(boot.input_level(), 0u);
+    EXPECT_EQ(ref.input_level(), 0u);
+    EXPECT_EQ(boot.output_level() - boot.input_level(), ref.output_level() - ref.input_level());
+    const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
+    const auto z = random_slots(slots);
+    const Ciphertext out =
+        boot.bootstrap(encryptor.encrypt(enc.encode(z, boot.input_level())), keys);
+    EXPECT_EQ(out.level(), boot.output_level());
+    EXPECT_NEAR(static_cast<double>(out.scale() / ctx->default_scale(out.level())), 1.0, 1e-9);
+    const double b = bits(enc.decode(dec.decrypt(out)), z);
+    print_bits(min_keys ? "SlotToCoeff first, min keys" : "SlotToCoeff first", b);
+    EXPECT_GE(b, 12);
+    if (slots == 2048) {
+      const Ciphertext high = encryptor.encrypt(enc.encode(z, boot.input_level() + 2));
+      EXPECT_GE(bits(enc.decode(dec.decrypt(boot.bootstrap(high, keys))), z), 12);
+      const Ciphertext low = encryptor.encrypt(enc.encode(z, boot.input_level() - 1));
+      EXPECT_THROW(boot.bootstrap(low, keys), LevelError);
+      const Bootstrapper::ErrorBreakdown eb =
+          boot.diagnose(encryptor.encrypt(enc.encode(z, boot.input_level())), keys, z, dec);
+      std::printf(
+          "[diagnose] approximation %.2f CoeffToSlot %.2f EvalMod %.2f SlotToCoeff %.2f "
+          "total %.2f\n",
+          eb.approximation, eb.coeff_to_slot, eb.eval_mod, eb.slot_to_coeff, eb.total);
+      EXPECT_LT(eb.total, -12);
+      EXPECT_LT(eb.slot_to_coeff, -12);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace theo::test

@@ -87,5 +87,32 @@ TEST(EvalMod, WithArcsine) {
   run(p, "EvalMod h=32 + arcsine, 2 pi eps", 24);
 }
 
+// A gain that is not a power of two rides on the cosine's coefficients and the double angles'
+// constants: gain * sin(2 pi x), as precise as the gain 1 relative to the gain.
+TEST(EvalMod, RealGain) {
+  Env e(boot_test_params());
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const PolynomialEvaluator pe(e.evaluator, rlk);
+  const EvalMod mod(EvalModParams{});
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int> ii(-11, 11);
+  std::uniform_real_distribution<double> eps(-1.0 / 512, 1.0 / 512);
+  std::vector<Cplx> y(512), want(512);
+  const double gain = 20.37;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double x = ii(rng) + eps(rng);
+    y[i] = x / mod.input_divisor();
+    want[i] = gain * std::sin(2 * std::numbers::pi * x);
+  }
+  const u32 top = e.ctx->max_level() - 2;
+  const Ciphertext ct = e.encrypt(y, top);
+  const Ciphertext out = mod.evaluate(pe, e.evaluator, rlk, ct, gain);
+  EXPECT_EQ(out.level(), top - mod.params().depth());
+  const double b = bits(e.decrypt(out), want) + std::log2(gain);
+  print_bits("EvalMod, gain 20.37 (relative)", b);
+  EXPECT_GT(b, 16);
+  EXPECT_THROW(mod.evaluate(pe, e.evaluator, rlk, ct, 0.0), ParameterError);
+}
+
 }  // namespace
 }  // namespace theo::test

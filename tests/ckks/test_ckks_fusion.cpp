@@ -53,12 +53,6 @@ Hashes run_mechanisms(const ParameterSet& params, BackendChoice backend, bool fu
   h["multiply relin"] = hash_ct(*ctx, ev.multiply(a, b, rlk));
   const Ciphertext ab = ev.multiply_relin_rescale(a, b, rlk);
   h["multiply_relin_rescale"] = hash_ct(*ctx, ab);
-  // A tensor product relinearized and rescaled later: the same words; a sum of two relinearized
-  // once: the words of the sum of the two tensor products relinearized in one call.
-  EXPECT_EQ(hash_ct(*ctx, ev.relinearize_rescale(ev.multiply(a, b), rlk)), hash_ct(*ctx, ab));
-  h["relinearize_rescale of a sum"] =
-      hash_ct(*ctx, ev.relinearize_rescale(ev.add(ev.multiply(a, b), ev.multiply(b, b)), rlk));
-  EXPECT_THROW((void)ev.relinearize_rescale(a, rlk), ParameterError);
   // An integer factor inside the tensor product: the words of multiply_integer first.
   const Ciphertext ab3 = ev.multiply_relin_rescale(a, b, rlk, 3);
   EXPECT_EQ(hash_ct(*ctx, ab3),

@@ -412,6 +412,9 @@ TEST(KeySwitchBatch, BootstrapBitExactUnderEveryOptimization) {
   Optimizations chunked = with(true, true, true, 1);
   chunked.output_chunking = true;  // every key switch with two digits or more is chunked
   EXPECT_EQ(run(chunked), base);
+  Optimizations lockstep = Optimizations::all();
+  lockstep.lockstep_evalmod = true;  // EvalMod's parts in lockstep despite the second stream
+  EXPECT_EQ(run(lockstep), base);
 }
 
 }  // namespace

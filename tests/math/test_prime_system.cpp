@@ -278,13 +278,25 @@ struct PresetSpec {
   const char* file;
   u32 log_n, s, levels, boot;
   bool secure;
+  u32 cts = 0;         // num_cts_levels (0: the generator's choice)
+  u32 boot_scale = 0;  // log_boot_scale (0: the generator's choice)
 };
 const PresetSpec kPresets[] = {
-    {"n14_s35", 14, 35, 6, 0, true},        {"n14_s40", 14, 40, 6, 0, true},
-    {"n15_s35", 15, 35, 17, 0, true},       {"n15_s40", 15, 40, 14, 0, true},
-    {"n16_s35", 16, 35, 35, 0, true},       {"n16_s40", 16, 40, 30, 0, true},
-    {"n16_s35_boot", 16, 35, 18, 12, true}, {"n16_s40_boot", 16, 40, 16, 12, true},
-    {"test_n12", 12, 35, 6, 0, false},      {"test_n13", 13, 40, 6, 0, false},
+    {"n14_s35", 14, 35, 6, 0, true},
+    {"n14_s40", 14, 40, 6, 0, true},
+    {"n15_s35", 15, 35, 17, 0, true},
+    {"n15_s40", 15, 40, 14, 0, true},
+    {"n16_s35", 16, 35, 35, 0, true},
+    {"n16_s40", 16, 40, 30, 0, true},
+    {"n16_s35_boot", 16, 35, 18, 12, true},
+    {"n16_s40_boot", 16, 40, 16, 12, true},
+    {"test_n12", 12, 35, 6, 0, false},
+    {"test_n13", 13, 40, 6, 0, false},
+    // Theodosian's Table IV parameters (log2 PQ <= 1711, Delta = 2^35, h = 32, 15 levels per
+    // bootstrapping), two ways: 11 bootstrapping levels at 2^58 with CoeffToSlot in 3, or 12 at
+    // 2^55.
+    {"n16_s35_t4", 16, 35, 18, 11, true, 3},
+    {"n16_s35_t4_s55", 16, 35, 18, 12, true, 4, 55},
 };
 
 TEST(PrimeSystem, GeneratedPresets) {
@@ -296,6 +308,8 @@ TEST(PrimeSystem, GeneratedPresets) {
     spec.log_scale = ps.s;
     spec.levels = ps.levels;
     spec.boot_levels = ps.boot;
+    spec.num_cts_levels = ps.cts;
+    spec.log_boot_scale = ps.boot_scale;
     ParameterSet p = generate_prime_system(spec);
     check_set(p, spec);
     p.name = ps.file;

@@ -194,5 +194,31 @@ TEST(ExecutionPolicy, EveryKnobIsDocumentedAndReadInOnePlace) {
     EXPECT_NE(doc.find("`" + name + "`"), std::string::npos) << name << " is not in the table";
 }
 
+// The bootstrapping levers by name (theo_boot_levers --configs, theo_trace --levers).
+TEST(Optimizations, BootstrapLeversByName) {
+  Optimizations o = Optimizations::all();
+  for (const std::string& n : bootstrap_lever_names()) {
+    set_bootstrap_lever(o, n, true);
+    EXPECT_TRUE(bootstrap_lever(o, n)) << n;
+  }
+  const Optimizations base = with_bootstrap_levers(o, "baseline");
+  for (const std::string& n : bootstrap_lever_names())
+    EXPECT_FALSE(bootstrap_lever(base, n)) << n;
+  EXPECT_TRUE(base.fusion && base.pipelining);  // the other switches as they were
+  const Optimizations two = with_bootstrap_levers(base, "lazy_polynomial+slot_to_coeff_first");
+  EXPECT_TRUE(two.circuits.lazy_polynomial && two.circuits.slot_to_coeff_first);
+  EXPECT_FALSE(two.inplace_constants || two.lockstep_evalmod);
+  EXPECT_TRUE(bootstrap_lever(with_bootstrap_levers(base, "all"), "lockstep_evalmod"));
+  EXPECT_EQ(with_bootstrap_levers(two, "default").circuits.slot_to_coeff_first, true);
+  EXPECT_THROW(with_bootstrap_levers(o, "lazy_polynomial+nope"), ParameterError);
+  EXPECT_THROW(with_bootstrap_levers(o, "lazy_polynomial+"), ParameterError);
+  EXPECT_THROW(set_bootstrap_lever(o, "fusion", true), ParameterError);
+  // none() and all() leave the circuit-level choices (they change the words) as they are.
+  EXPECT_EQ(Optimizations::none().circuits.lazy_polynomial,
+            Optimizations{}.circuits.lazy_polynomial);
+  EXPECT_EQ(Optimizations::all().circuits.slot_to_coeff_first,
+            Optimizations{}.circuits.slot_to_coeff_first);
+}
+
 }  // namespace
 }  // namespace theo::test

@@ -1,6 +1,6 @@
 #pragma once
 // Full-slot (and sparse-slot) CKKS bootstrapping with sparse-secret encapsulation
-// (Bossuat-Troncoso-Hubaux, ACNS 2022):
+// (Bossuat-Troncoso-Hubaux, ACNS 2022). The default order (the anchor's):
 //
 //   level 0, dense key s     --KeySwitch s -> s' (sparse, h = sparse_hamming_weight)-->
 //   ModRaise (INTT, fast BConv Q_0 -> Q_top, NTT): phase t = Delta m + q0 I, |I| < K
@@ -8,6 +8,12 @@
 //   [sparse slots: SubSum, the trace onto the slots' subring]
 //   CoeffToSlot (cts_levels levels) -> conjugate: Re / Im -> EvalMod on each (evalmod depth)
 //   -> Re + i Im -> SlotToCoeff (stc_levels levels)          = output at output_level()
+//
+// With Optimizations::Circuits::slot_to_coeff_first, SlotToCoeff runs first instead, on the input
+// at level stc_levels (SlotToCoeff stc_levels -> 0, then everything above, EvalMod's output being
+// the result at level top - cts_levels - EvalMod depth): its rotations then run at the few limbs
+// of the lowest levels instead of at the levels below EvalMod, and the levels left per
+// bootstrapping (output_level() - input_level()) are the same.
 //
 // The sparse key keeps I small (K ~ 12-17 instead of ~ sqrt(N)), which makes EvalMod cheap; it is
 // only ever used inside the two key switches, so security rests on the dense key as usual.
@@ -44,8 +50,15 @@ struct BootstrapConfig {
   // 2 ratio - 2.7 bits (11.3 at 2^7, 17.3 at 2^10). 0: the default, kDefaultMessageRatioBits at
   // 2^15 slots plus one per halving of the slots below that (fewer slots, larger coefficients),
   // and never above q0 / Delta_0 (no scaling).
+  // With SlotToCoeff first (Optimizations::Circuits::slot_to_coeff_first) the coefficients at
+  // ModRaise are the slot values themselves, not the ~2^-9 smaller coefficients of random data,
+  // while EvalMod's noise reaches each output slot without the sqrt(N) growth of a decoding: the
+  // default is kDefaultSlotToCoeffFirstRatioBits whatever the slot count (the level-0 message is
+  // divided by 2^(ratio - log2(q0 / Delta_0)) inside SlotToCoeff's last matrix where the ratio
+  // exceeds what scaling up can give).
   u32 message_ratio_bits = 0;
   static constexpr u32 kDefaultMessageRatioBits = 7;
+  static constexpr u32 kDefaultSlotToCoeffFirstRatioBits = 13;
 };
 
 // Everything bootstrapping needs beyond the Context: made by Bootstrapper::generate_keys.
@@ -81,7 +94,10 @@ class Bootstrapper {
   // values' known range. ParameterError when it is not finite.
   Ciphertext bootstrap(const Ciphertext& ct, const BootstrappingKeys& keys, double center) const;
 
-  u32 input_level() const { return 0; }
+  // The level bootstrap() takes its input at (higher levels are brought down to it): 0, or
+  // stc_levels when SlotToCoeff runs first (Optimizations::Circuits::slot_to_coeff_first). The
+  // levels left for computation per bootstrapping are output_level() - input_level().
+  u32 input_level() const { return input_level_; }
   u32 output_level() const { return output_level_; }
   u32 slots() const { return slots_; }
   const EvalModParams& evalmod_params() const;
@@ -127,6 +143,7 @@ class Bootstrapper {
   std::shared_ptr<const Context> ctx_;
   std::unique_ptr<Impl> impl_;
   u32 slots_ = 0;
+  u32 input_level_ = 0;
   u32 output_level_ = 0;
 };
 

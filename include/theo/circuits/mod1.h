@@ -48,17 +48,19 @@ class EvalMod {
   // ct: real slots y = x / input_divisor() at the default scale of its level. Returns sin(2 pi x)
   // (or, with the arcsine correction, 2 pi (x mod 1) for |x mod 1| small) at level
   // ct.level() - depth(), default scale.
-  // `gain` (an integer) multiplies the result for free inside the last double angle (2g c^2 - g)
-  // or the arcsine's coefficients: the integer signal leaving EvalMod then stays far above the
-  // key-switching noise of SlotToCoeff, which runs at the small scales of the lowest levels.
+  // `gain` (> 0) multiplies the result for free: carried through the double angles (2g c^2 - g)
+  // or the arcsine's coefficients, so the signal leaving EvalMod stays far above the
+  // key-switching noise of what follows (SlotToCoeff runs at the small scales of the lowest
+  // levels). A power of two gives the same words as always; any other value rides on the
+  // cosine's coefficients and the double angles' constants (see evaluate_batch).
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
-                      const Ciphertext& ct, i64 gain = 1) const;
+                      const Ciphertext& ct, double gain = 1) const;
   // evaluate() on several ciphertexts at one level and scale in lockstep
   // (PolynomialEvaluator::evaluate_batch): the same words as evaluate() on each.
   std::vector<Ciphertext> evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
                                          const RelinKey& rlk,
                                          std::span<const Ciphertext* const> cts,
-                                         i64 gain = 1) const;
+                                         double gain = 1) const;
   // Plaintext reference of the same computation.
   double reference(double y) const;
   // K + 1/4: the input is y = x / (K + 1/4).

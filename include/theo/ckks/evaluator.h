@@ -47,10 +47,6 @@ class Evaluator {
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rlk) const;
   Ciphertext square(const Ciphertext& a, const RelinKey& rlk) const;
   Ciphertext relinearize(const Ciphertext& a, const RelinKey& rlk) const;
-  // relinearize + rescale with relinearization's ModDown merged into the rescale (one rounding, as
-  // multiply_relin_rescale): for a sum of tensor products (multiply(a, b) + multiply(c, d) + ...)
-  // relinearized once. `a` has 3 polynomials and is above level 0.
-  Ciphertext relinearize_rescale(const Ciphertext& a, const RelinKey& rlk) const;
   void relinearize_inplace(Ciphertext& a, const RelinKey& rlk) const;
   // HMult + relinearize + rescale in one call.
   Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b,
@@ -60,6 +56,17 @@ class Evaluator {
   // the tensor product (Backend::tensor_scaled) when a and b are at one level.
   Ciphertext multiply_relin_rescale(const Ciphertext& a, const Ciphertext& b, const RelinKey& rlk,
                                     i64 factor) const;
+  // sum_j factor * a[j] * b[j] (+ addend), relinearized once and rescaled once from `level` to
+  // level - 1 (ModDown merged with the rescale): lazy relinearization and rescaling, e.g. one
+  // piece q_0 T_g0 + q_1 T_g1 + leaf of a Paterson-Stockmeyer evaluation. Operands are
+  // relinearized ciphertexts at `level` or above; one above it whose modulus holds Q_level as a
+  // window of its limbs is read in place (limbs dropped, scale kept), others are lowered first.
+  // Every product must carry the same scale, and the addend (read the same way) that scale too:
+  // its words join the products' before the ModDown, so the one rescale rounds them together.
+  Ciphertext multiply_sum_relin_rescale(std::span<const Ciphertext* const> a,
+                                        std::span<const Ciphertext* const> b, u32 level,
+                                        const RelinKey& rlk, const Ciphertext* addend = nullptr,
+                                        i64 factor = 1) const;
   Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& b) const;
   // sum_k cts[k] * pts[k] in one pass (Backend::key_mult) instead of a product and an addition
   // per term. Relinearized ciphertexts and plaintexts all at one level; all products must carry
@@ -145,8 +152,10 @@ class Evaluator {
  private:
   // a * b without relinearization, times the integer factor (exact, inside the tensor product).
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b, i64 factor) const;
-  // Relinearization of a checked 3-polynomial t merged with the rescale.
-  Ciphertext relin_rescale_tensor(const Ciphertext& t, const RelinKey& rlk) const;
+  // (d0, d1, d2) at `level`: d2 relinearized, d0 and d1 joining as P d_i, one ModDown merged with
+  // the rescale (multiply_relin_rescale's tail).
+  std::vector<RnsPoly> relin_rescale_polys(ConstPolyRef d0, ConstPolyRef d1, ConstPolyRef d2,
+                                           u32 level, const RelinKey& rlk) const;
 
   std::shared_ptr<const Context> ctx_;
   KeySwitcher switcher_;

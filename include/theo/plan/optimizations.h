@@ -13,6 +13,9 @@
 // applied when the Context is made.
 
 #include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace theo {
 
@@ -45,12 +48,44 @@ struct Optimizations {
   // default and not part of all(): on an H100 it made KeySwitch at 35 / 47 limbs 16% / 12%
   // slower (more, smaller launches; docs/performance-journal.md, "output-chunked key switching").
   bool output_chunking = false;
+  // Constants added in place: Evaluator::add_const_inplace adds to c0 where it is and leaves the
+  // other polys alone, instead of writing a new ciphertext (one add pass, no copy of c1). The
+  // polynomial and EvalMod circuits add a constant after almost every product.
+  bool inplace_constants = true;
+  // EvalMod's real and imaginary parts in lockstep even when the second stream is available
+  // (EvalMod::evaluate_batch: one set of launches over both parts, the relinearization key read
+  // once per product) instead of one part per stream. Needs multi_poly_caching. Same words
+  // either way; off by default and not part of all(): the two streams measured faster
+  // (docs/performance-journal.md).
+  bool lockstep_evalmod = false;
   // The cache the batch planner fills; 0: the device's L2 (Backend::l2_bytes()). A backend that
   // reports no cache (the CPU) gets whole batches.
   std::size_t cache_bytes = 0;
 
+  // Circuit-level choices (issue 31). Unlike the switches above they change the words: the same
+  // function is evaluated with fewer roundings and key switches, not the same arithmetic
+  // rescheduled. So none() and all() keep them at their defaults and word-for-word tests compare
+  // at equal settings; an ablation sets them explicitly (theo_boot_demo --levers).
+  struct Circuits {
+    // Paterson-Stockmeyer with lazy relinearization and rescaling
+    // (PolynomialEvaluator, docs/bootstrapping.md): each piece q_0 T_g0 + q_1 T_g1 + ... + leaf is
+    // summed as tensor products plus an unrescaled leaf at one level, then relinearized and
+    // rescaled once; every piece lands exactly on the level and scale its sum needs (T_g read
+    // with limbs dropped, the scale difference folded into the other factor's leaf
+    // coefficients), so no level_down (a rescale each) is issued. Off: the depth-optimal
+    // recursion with one relinearization and rescale per product and per leaf.
+    bool lazy_polynomial = true;
+    // Bootstrapping with SlotToCoeff first (Bootstrapper, docs/bootstrapping.md): the input is
+    // taken at level stc_levels and SlotToCoeff runs there, on the few limbs of the lowest levels,
+    // before ModRaise; EvalMod's output is the result, stc_levels higher than with SlotToCoeff
+    // last (the same levels per bootstrapping: Bootstrapper::input_level() says where the input
+    // must be). Off: the anchor's order, input at level 0.
+    bool slot_to_coeff_first = false;
+  };
+  Circuits circuits;
+
   static Optimizations none() { return every_switch(false); }
-  // Every switch at its default (output_chunking stays off).
+  // Every switch at its default (output_chunking and lockstep_evalmod stay off).
   static Optimizations all() { return {}; }
   // The switches some mechanism of this build honors (true); an ablation reports the others as
   // "n/a", since turning them on changes nothing yet. A mechanism marks itself here when it is
@@ -66,8 +101,23 @@ struct Optimizations {
             .multi_poly_caching = on,
             .pipelining = on,
             .output_chunking = on,
-            .cache_bytes = 0};
+            .inplace_constants = on,
+            .lockstep_evalmod = on,
+            .cache_bytes = 0,
+            .circuits = {}};
   }
 };
+
+// The bootstrapping levers (issue 31) by name, for command lines and ablations:
+// "inplace_constants", "lockstep_evalmod", "lazy_polynomial" and "slot_to_coeff_first" (the
+// last two in Optimizations::Circuits).
+std::vector<std::string> bootstrap_lever_names();
+// Sets / reads lever `name`; ParameterError naming the known levers for any other name.
+void set_bootstrap_lever(Optimizations& o, std::string_view name, bool on);
+bool bootstrap_lever(const Optimizations& o, std::string_view name);
+// `base` with the levers of `spec`: "default" (as they are in base), "baseline" (every lever off),
+// "all" (every lever on), or levers joined by '+' (on, the others off), e.g.
+// "lazy_polynomial+inplace_constants". ParameterError for an unknown name.
+Optimizations with_bootstrap_levers(Optimizations base, std::string_view spec);
 
 }  // namespace theo

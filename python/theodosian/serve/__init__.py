@@ -18,7 +18,13 @@ Client::
         out = session.run("bootstrap", [ct])          # or submit(...).result(), await run_async
         y = keys.decryptor().decrypt(out[0])
 
-Importing this package does not need Ray; starting or connecting does
+HTTP (an API key, no Ray on the client; the server: ``start_http`` or ``start --http``)::
+
+    client = serve.HttpClient("https://host:8000", api_key="theo_...")
+    with client.open_session(keys) as session:
+        out = session.run("bootstrap", [ct])
+
+Importing this package does not need Ray; starting or connecting with serve.Client does
 (``pip install 'theodosian[serve]'``).
 """
 
@@ -29,14 +35,19 @@ from .circuits import names as circuit_names
 from .client import Client, Job, Session
 from .config import NAMESPACE, SERVER_NAME, ServerConfig
 from .errors import (
+    AuthenticationError,
     BusyError,
     JobError,
+    LimitError,
     RayMissingError,
     ServeError,
     ServerUnavailableError,
     SessionError,
 )
+from .http_client import HttpClient, HttpJob, HttpSession
+from .http_server import HttpServer, start_http
 from .keys import ClientKeys, KeyUpload, parameters_fingerprint
+from .limits import HttpConfig, KeyLimits
 from .server import Server, get_server, init_ray, start
 
 __all__ = [
@@ -50,6 +61,13 @@ __all__ = [
     "Client",
     "Session",
     "Job",
+    "HttpClient",
+    "HttpSession",
+    "HttpJob",
+    "HttpConfig",
+    "HttpServer",
+    "KeyLimits",
+    "start_http",
     "ClientKeys",
     "KeyUpload",
     "parameters_fingerprint",
@@ -63,4 +81,6 @@ __all__ = [
     "JobError",
     "ServerUnavailableError",
     "RayMissingError",
+    "LimitError",
+    "AuthenticationError",
 ]

@@ -4,6 +4,10 @@
     python -m theodosian.serve status [--address auto] [--json]
     python -m theodosian.serve stop [--address auto]
     python -m theodosian.serve bench --preset bootparam_40 --ops boot,hmult --clients 1,2,4,8,16
+    python -m theodosian.serve start --http --api-keys keys.json [--port 8000] [--tls-cert ...]
+    python -m theodosian.serve keys create|list|revoke --file keys.json ...
+    python -m theodosian.serve openapi [--out docs/serve-openapi.json]
+    python -m theodosian.serve bench-http --preset bootparam_40 --clients 1,16 ...
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ import platform
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .._cli import run_subcommand
 from .config import SERVER_NAME, ServerConfig
 from .errors import ServeError
+
+if TYPE_CHECKING:
+    from .limits import HttpConfig
 
 
 def _config(a: argparse.Namespace) -> ServerConfig:
@@ -53,13 +61,42 @@ def _print_status(m: dict) -> None:
                                                           else ""))
 
 
+def _http_config(a: argparse.Namespace) -> "HttpConfig":
+    from .limits import HttpConfig, KeyLimits  # noqa: PLC0415
+
+    limits = KeyLimits(jobs_in_flight=a.jobs_in_flight, sessions=a.sessions_per_key,
+                       key_bytes=int(a.key_mb_per_key) << 20, requests_per_s=a.rate,
+                       burst=a.burst)
+    return HttpConfig(host=a.host, port=a.port, api_keys=a.api_keys, tls_cert=a.tls_cert,
+                      tls_key=a.tls_key, parameter_sets=tuple(a.presets.split(",")),
+                      allow_insecure=a.allow_insecure,
+                      max_body_bytes=int(a.max_body_mb) << 20,
+                      max_upload_bytes=int(a.max_upload_mb) << 20,
+                      max_ciphertexts_per_job=a.max_ciphertexts, key_limits=limits,
+                      replicas=a.http_replicas, proxy_location=a.proxy_location,
+                      result_ttl_s=a.result_ttl_s, server_name=a.name)
+
+
 def cmd_start(a: argparse.Namespace) -> int:
     from .server import start  # noqa: PLC0415
 
+    http_cfg = _http_config(a) if a.http else None
     server = start(_config(a), address=a.address, detached=a.detach, name=a.name,
                    num_cpus=a.num_cpus, num_gpus=a.num_gpus, object_store_mb=a.object_store_mb)
     m = server.metrics()
     _print_status(m)
+    if http_cfg is not None:
+        from .http_server import start_http  # noqa: PLC0415
+
+        try:
+            api = start_http(http_cfg, circuit_modules=tuple(a.circuits))
+        except Exception:
+            if not a.detach:
+                server.stop()
+            raise
+        print(f"HTTP API at {api.url} (OpenAPI schema: {api.url}/v1/openapi.json)", flush=True)
+    else:
+        api = None
     if a.detach:
         print(f"server {a.name!r} runs detached; stop it with: python -m theodosian.serve stop "
               f"--address {a.address or 'auto'}")
@@ -81,7 +118,12 @@ def cmd_start(a: argparse.Namespace) -> int:
             except ServeError as exc:
                 print(f"status failed: {exc}", file=sys.stderr)
             time.sleep(1.0)
-    server.stop()
+    try:
+        if api is not None:
+            api.stop()
+        server.stop()
+    except Exception as exc:  # noqa: BLE001 - stopped from elsewhere already (serve stop)
+        print(f"already stopped ({type(exc).__name__})")
     return 0
 
 
@@ -99,8 +141,50 @@ def cmd_status(a: argparse.Namespace) -> int:
 def cmd_stop(a: argparse.Namespace) -> int:
     from .server import get_server  # noqa: PLC0415
 
-    get_server(a.name, a.address).stop()
+    server = get_server(a.name, a.address)
+    from .http_server import stop_http  # noqa: PLC0415
+
+    if stop_http():
+        print("HTTP API stopped")
+    server.stop()
     print(f"server {a.name!r} stopped")
+    return 0
+
+
+def cmd_keys(a: argparse.Namespace) -> int:
+    from . import apikeys  # noqa: PLC0415
+
+    if a.keys_command == "create":
+        limits = {k: v for k, v in (("jobs_in_flight", a.jobs_in_flight),
+                                    ("sessions", a.sessions),
+                                    ("key_bytes", None if a.key_mb is None else a.key_mb << 20),
+                                    ("requests_per_s", a.rate), ("burst", a.burst))
+                  if v is not None}
+        key, entry = apikeys.create(a.file, a.key_name, limits)
+        print(f"created API key {entry.id} ({entry.name or 'no name'}) in {a.file}; it is shown "
+              "once, keep it now:", file=sys.stderr)
+        print(key)
+    elif a.keys_command == "list":
+        for k in apikeys.load(a.file).values():
+            state = f"revoked {k.revoked}" if k.revoked else "active"
+            lim = f" limits {k.limits}" if k.limits else ""
+            print(f"{k.id}  {k.name or '-':20s} created {k.created}  {state}{lim}")
+    else:
+        entry = apikeys.revoke(a.file, a.key_id)
+        print(f"revoked {entry.id} ({entry.name or 'no name'}) at {entry.revoked}; a running "
+              "server refuses it within a second")
+    return 0
+
+
+def cmd_openapi(a: argparse.Namespace) -> int:
+    from .http_app import openapi_schema  # noqa: PLC0415
+
+    text = json.dumps(openapi_schema(), indent=1, sort_keys=True) + "\n"
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -139,6 +223,42 @@ def cmd_bench(a: argparse.Namespace) -> int:
         transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
         chunk_groups=a.chunk_groups, device_results=a.device_results,
         log=lambda s: print(s, flush=True), on_record=write)
+    if a.out:
+        print(f"wrote {len(records)} records to {a.out}")
+    return 0
+
+
+def cmd_bench_http(a: argparse.Namespace) -> int:
+    from .bench_http import run_http_benchmark  # noqa: PLC0415
+
+    header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
+              "backend": a.backend, "chunk_groups": a.chunk_groups, "batch": a.batch,
+              "load_average": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count(),
+              "host": platform.node(), "python": platform.python_version(),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    written: list[dict] = []
+
+    def write(rec: dict) -> None:
+        # Rewritten after every record: a run cut short still leaves its measurements.
+        written.append(rec)
+        header["git_commit"] = rec.get("git_commit", "unknown")
+        if rec["path"] != "in_process":
+            header.setdefault("device", rec["device"])
+        if a.out:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+            with open(a.out + ".tmp", "w") as f:
+                json.dump({"header": header, "results": written}, f, indent=1)
+            os.replace(a.out + ".tmp", a.out)
+
+    records = run_http_benchmark(
+        preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
+        gpus=a.gpus, batch=a.batch,
+        jobs_per_client=lambda n: max(a.jobs // n, a.min_jobs_per_client),
+        boot_slots=a.boot_slots, allow_insecure=a.allow_insecure, backend=a.backend,
+        threads=a.threads, key_budget=int(a.key_budget_mb) << 20,
+        object_store_mb=a.object_store_mb, num_cpus=a.num_cpus, chunk_groups=a.chunk_groups,
+        paths=a.paths.split(","), transfer_repeats=a.transfer_repeats,
+        http_replicas=a.http_replicas, log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
         print(f"wrote {len(records)} records to {a.out}")
     return 0
@@ -187,10 +307,56 @@ def main(argv: list[str] | None = None) -> int:
     sp = sub.add_parser("start", help="start a server")
     common(sp, "auto")
     server_opts(sp)
+    hp = sp.add_argument_group("HTTP API (--http)")
+    hp.add_argument("--http", action="store_true",
+                    help="also serve the HTTP API (Ray Serve) in front of the server")
+    hp.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (0.0.0.0: every interface)")
+    hp.add_argument("--port", type=int, default=8000)
+    hp.add_argument("--api-keys", default="", help="the API key file (keys create --file)")
+    hp.add_argument("--tls-cert", default="", help="PEM certificate (chain): serve HTTPS")
+    hp.add_argument("--tls-key", default="", help="the certificate's private key (PEM)")
+    hp.add_argument("--presets", default="bootparam_40",
+                    help="parameter sets sessions may use (presets or parameter files, commas)")
+    hp.add_argument("--max-body-mb", type=int, default=1024, help="largest job body")
+    hp.add_argument("--max-upload-mb", type=int, default=16 << 10,
+                    help="largest session upload (evaluation keys)")
+    hp.add_argument("--max-ciphertexts", type=int, default=256, help="ciphertexts per job")
+    hp.add_argument("--jobs-in-flight", type=int, default=32, help="per API key")
+    hp.add_argument("--sessions-per-key", type=int, default=16, help="per API key")
+    hp.add_argument("--key-mb-per-key", type=int, default=32 << 10,
+                    help="uploaded key bytes of a key's open sessions (MiB)")
+    hp.add_argument("--rate", type=float, default=100.0, help="requests/s per API key")
+    hp.add_argument("--burst", type=int, default=200, help="requests at once per API key")
+    hp.add_argument("--http-replicas", type=int, default=1)
+    hp.add_argument("--proxy-location", default="HeadOnly", choices=["HeadOnly", "EveryNode"])
+    hp.add_argument("--result-ttl-s", type=float, default=600.0,
+                    help="how long finished results wait to be fetched")
     sp.add_argument("--detach", action="store_true",
                     help="leave the server running in the cluster and exit")
     sp.add_argument("--status-every", type=int, default=0, help="print status every N s")
     sp.set_defaults(fn=cmd_start)
+
+    sp = sub.add_parser("keys", help="API keys of the HTTP API (create, list, revoke)")
+    ks = sp.add_subparsers(dest="keys_command", required=True)
+    kc = ks.add_parser("create", help="make a key; it is printed once")
+    kc.add_argument("--file", required=True)
+    kc.add_argument("--name", dest="key_name", default="")
+    kc.add_argument("--jobs-in-flight", type=int, default=None)
+    kc.add_argument("--sessions", type=int, default=None)
+    kc.add_argument("--key-mb", type=int, default=None)
+    kc.add_argument("--rate", type=float, default=None)
+    kc.add_argument("--burst", type=int, default=None)
+    kl = ks.add_parser("list", help="the keys (ids, names, state; never the keys)")
+    kl.add_argument("--file", required=True)
+    kr = ks.add_parser("revoke", help="revoke a key by id")
+    kr.add_argument("--file", required=True)
+    kr.add_argument("key_id")
+    sp.set_defaults(fn=cmd_keys)
+
+    sp = sub.add_parser("openapi", help="print the HTTP API's OpenAPI schema")
+    sp.add_argument("--out", default="")
+    sp.set_defaults(fn=cmd_openapi)
 
     sp = sub.add_parser("status", help="health and metrics")
     common(sp, "auto")
@@ -231,10 +397,38 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--out", default="", help="JSON file ({header, results})")
     sp.set_defaults(fn=cmd_bench)
 
+    sp = sub.add_parser("bench-http", help="the HTTP API against the Ray client and in-process")
+    sp.add_argument("--preset", default="bootparam_40")
+    sp.add_argument("--ops", default="boot")
+    sp.add_argument("--clients", default="1,16")
+    sp.add_argument("--paths", default="in_process,ray,http",
+                    help="in_process and any of ray, http, in this order per client count")
+    sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
+    sp.add_argument("--batch", type=int, default=16, help="operations per job")
+    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
+                    "the clients)")
+    sp.add_argument("--min-jobs-per-client", type=int, default=2)
+    sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
+    sp.add_argument("--allow-insecure", action="store_true")
+    sp.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
+    sp.add_argument("--threads", type=int, default=0)
+    sp.add_argument("--key-budget-mb", type=int, default=48 << 10)
+    sp.add_argument("--object-store-mb", type=int, default=None)
+    sp.add_argument("--num-cpus", type=int, default=None)
+    sp.add_argument("--chunk-groups", type=int, default=2,
+                    help="the server's chunk size (operations): results stream back per chunk")
+    sp.add_argument("--transfer-repeats", type=int, default=5)
+    sp.add_argument("--http-replicas", type=int, default=1, help="ingress replicas of the API")
+    sp.add_argument("--topic", default="serve")
+    sp.add_argument("--out", default="", help="JSON file ({header, results})")
+    sp.set_defaults(fn=cmd_bench_http)
+
     a = p.parse_args(argv)
     if getattr(a, "address", None) == "local":
         a.address = None
-    return run_subcommand(a, ServeError, "theodosian.serve")
+    from .apikeys import KeyFileError  # noqa: PLC0415
+
+    return run_subcommand(a, (ServeError, KeyFileError), "theodosian.serve")
 
 
 if __name__ == "__main__":

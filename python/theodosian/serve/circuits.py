@@ -12,7 +12,10 @@ one with the decorator::
         ev = env.evaluator
         return [ev.rescale(ev.multiply_const(ct, scale)) for ct in cts]
 
-``arity`` is the number of input ciphertexts per independent group (2 for a product of pairs);
+``args`` declares the JSON arguments (:class:`theodosian.serve.argspec.Arg`): they are checked
+before the circuit runs, and only circuits with a declaration (``args=[]`` for none) are offered
+over the HTTP API. ``arity`` is the number of input ciphertexts per independent group (2 for a
+product of pairs);
 the scheduler splits a batch into chunks of whole groups and spreads them over workers when the
 circuit is ``elementwise`` (every group's outputs depend on that group alone). A server imports
 extra circuit modules at start (``--circuits module``), every module named by the
@@ -21,6 +24,7 @@ extra circuit modules at start (``--circuits module``), every module named by th
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import importlib
 import importlib.util
@@ -29,6 +33,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import theodosian as th
 
+from .argspec import Arg, power_of_two
+from .argspec import json_schema as args_json_schema
+from .argspec import validate as validate_args
 from .errors import JobError
 
 CircuitFn = Callable[..., Sequence[th.Ciphertext]]
@@ -45,6 +52,27 @@ class Circuit:
     arity: int = 1
     elementwise: bool = True
     doc: str = ""
+    #: The declared arguments; None: not declared (not offered over HTTP, args passed as given).
+    args: tuple[Arg, ...] | None = None
+
+    @property
+    def http(self) -> bool:
+        """Offered over the HTTP API (its arguments are declared)."""
+        return self.args is not None
+
+    def check_args(self, args: Any) -> dict[str, Any]:
+        """The checked arguments with defaults (JobError naming the problem); undeclared
+        arguments pass as given."""
+        if self.args is None:
+            if not isinstance(args, dict):
+                raise JobError("args must be a dict")
+            return dict(args)
+        return validate_args(self.args, args, self.name)
+
+    def describe(self) -> dict[str, Any]:
+        """The catalogue entry (name, arity, elementwise, doc, JSON Schema of the args)."""
+        return {"name": self.name, "arity": self.arity, "elementwise": self.elementwise,
+                "doc": self.doc, "args": args_json_schema(self.args or ())}
 
     def check_batch(self, count: int) -> None:
         if count == 0:
@@ -89,10 +117,13 @@ class CircuitEnv:
 
 class HelperCache:
     """Expensive per-context helpers shared by every session of a worker (Bootstrapper construction
-    encodes every linear-transform diagonal)."""
+    encodes every linear-transform diagonal). Sessions choose their bootstrapping configuration,
+    so at most `max_bootstrappers` are kept, least recently used first out."""
 
-    def __init__(self) -> None:
-        self._boot: dict[tuple[int, tuple[tuple[str, Any], ...]], th.Bootstrapper] = {}
+    def __init__(self, max_bootstrappers: int = 4) -> None:
+        self.max_bootstrappers = max(1, max_bootstrappers)
+        self._boot: collections.OrderedDict[tuple[int, tuple[tuple[str, Any], ...]],
+                                            th.Bootstrapper] = collections.OrderedDict()
 
     def bootstrapper(self, context: th.Context, config: dict[str, Any]) -> th.Bootstrapper:
         key = (context.id, tuple(sorted(config.items())))
@@ -100,6 +131,9 @@ class HelperCache:
         if boot is None:
             boot = th.Bootstrapper(context, **config)
             self._boot[key] = boot
+            while len(self._boot) > self.max_bootstrappers:
+                self._boot.popitem(last=False)
+        self._boot.move_to_end(key)
         return boot
 
 
@@ -107,26 +141,29 @@ _REGISTRY: dict[str, Circuit] = {}
 
 
 def register_circuit(name: str, fn: CircuitFn, *, arity: int = 1, elementwise: bool = True,
-                     replace: bool = False) -> Circuit:
-    """Adds a named circuit (see the module doc). Raises ValueError when the name is taken,
-    unless replace."""
+                     args: Sequence[Arg] | None = None, replace: bool = False) -> Circuit:
+    """Adds a named circuit (see the module doc). args: its declared arguments (None: undeclared,
+    not offered over HTTP). Raises ValueError when the name is taken, unless replace."""
     if not name or not isinstance(name, str):
         raise ValueError("a circuit needs a non-empty name")
     if arity < 1:
         raise ValueError("arity must be >= 1")
     if name in _REGISTRY and not replace:
         raise ValueError(f"circuit {name!r} is already registered")
-    c = Circuit(name, fn, arity, elementwise, (fn.__doc__ or "").strip().split("\n")[0])
+    c = Circuit(name, fn, arity, elementwise, (fn.__doc__ or "").strip().split("\n")[0],
+                None if args is None else tuple(args))
     _REGISTRY[name] = c
     return c
 
 
 def circuit(name: str, *, arity: int = 1, elementwise: bool = True,
+            args: Sequence[Arg] | None = None,
             replace: bool = False) -> Callable[[CircuitFn], CircuitFn]:
     """Decorator form of register_circuit."""
 
     def wrap(fn: CircuitFn) -> CircuitFn:
-        register_circuit(name, fn, arity=arity, elementwise=elementwise, replace=replace)
+        register_circuit(name, fn, arity=arity, elementwise=elementwise, args=args,
+                         replace=replace)
         return fn
 
     return wrap
@@ -141,6 +178,11 @@ def get(name: str) -> Circuit:
 
 def names() -> list[str]:
     return sorted(_REGISTRY)
+
+
+def http_catalogue() -> list[Circuit]:
+    """The circuits offered over HTTP (declared arguments), by name."""
+    return [_REGISTRY[n] for n in sorted(_REGISTRY) if _REGISTRY[n].http]
 
 
 def load_plugins(modules: Iterable[str] = ()) -> list[str]:
@@ -176,6 +218,7 @@ def run(c: Circuit, env: CircuitEnv, cts: list[th.Ciphertext], args: dict[str, A
         ) -> list[th.Ciphertext]:
     """Runs a circuit, turning a wrong call into a JobError that names the circuit."""
     c.check_batch(len(cts))
+    args = c.check_args(args)
     try:
         out = c.fn(env, cts, **args)
     except TypeError as exc:
@@ -191,20 +234,20 @@ def run(c: Circuit, env: CircuitEnv, cts: list[th.Ciphertext], args: dict[str, A
 # ---- built-in circuits --------------------------------------------------------------------------
 
 
-@circuit("identity")
+@circuit("identity", args=[])
 def _identity(env: CircuitEnv, cts: list[th.Ciphertext]) -> list[th.Ciphertext]:
     """The inputs unchanged (measures serialization and transport)."""
     return cts
 
 
-@circuit("square")
+@circuit("square", args=[])
 def _square(env: CircuitEnv, cts: list[th.Ciphertext]) -> list[th.Ciphertext]:
     """x^2 per ciphertext: square, relinearize, rescale."""
     ev = env.evaluator
     return [ev.rescale(ev.square(ct, env.relin_key)) for ct in cts]
 
 
-@circuit("multiply", arity=2)
+@circuit("multiply", arity=2, args=[])
 def _multiply(env: CircuitEnv, cts: list[th.Ciphertext]) -> list[th.Ciphertext]:
     """Products of pairs (HMult): out[i] = in[2i] * in[2i+1], relinearized and rescaled."""
     ev = env.evaluator
@@ -212,16 +255,29 @@ def _multiply(env: CircuitEnv, cts: list[th.Ciphertext]) -> list[th.Ciphertext]:
     return [ev.multiply_relin_rescale(cts[i], cts[i + 1], rlk) for i in range(0, len(cts), 2)]
 
 
-@circuit("polynomial")
+def _interval(args_a: float, args_b: float) -> None:
+    if not args_a < args_b:
+        raise JobError(f"circuit 'polynomial': the interval [a, b] = [{args_a}, {args_b}] is "
+                       "empty (a < b is needed)")
+
+
+@circuit("polynomial", args=[
+    Arg("coeffs", "float_list", min_len=1, max_len=64, minimum=-1e12, maximum=1e12,
+        doc="Chebyshev coefficients c_0 .. c_d (degree at most 63)"),
+    Arg("a", "float", default=-1.0, minimum=-1e6, maximum=1e6, doc="interval start"),
+    Arg("b", "float", default=1.0, minimum=-1e6, maximum=1e6, doc="interval end")])
 def _polynomial(env: CircuitEnv, cts: list[th.Ciphertext], *, coeffs: Sequence[float],
                 a: float = -1.0, b: float = 1.0) -> list[th.Ciphertext]:
     """A Chebyshev series sum c_i T_i on [a, b] per ciphertext (args: coeffs, a, b)."""
+    _interval(float(a), float(b))
     series = th.ChebyshevSeries([float(c) for c in coeffs], float(a), float(b))
     pe = env.polynomial_evaluator()
     return [pe.evaluate(ct, series) for ct in cts]
 
 
-@circuit("rotate")
+@circuit("rotate", args=[
+    Arg("steps", "int_list", min_len=1, max_len=32, minimum=-(1 << 20), maximum=1 << 20,
+        doc="rotation steps (the session needs a Galois key for each)")])
 def _rotate(env: CircuitEnv, cts: list[th.Ciphertext], *, steps: Sequence[int]
             ) -> list[th.Ciphertext]:
     """Every rotation in `steps` of every ciphertext (hoisted): len(steps) outputs per input."""
@@ -232,13 +288,12 @@ def _rotate(env: CircuitEnv, cts: list[th.Ciphertext], *, steps: Sequence[int]
     return out
 
 
-@circuit("rotate_sum")
+@circuit("rotate_sum", args=[
+    Arg("width", "int", minimum=1, maximum=1 << 16, check=power_of_two,
+        doc="a power of two; keys for rotations 1, 2, 4, ... width/2")])
 def _rotate_sum(env: CircuitEnv, cts: list[th.Ciphertext], *, width: int) -> list[th.Ciphertext]:
-    """Slot i gets the sum of slots i .. i+width-1 (width a power of two; rotations 1, 2, 4, ...
-    up to width/2 must have keys)."""
-    width = int(width)
-    if width < 1 or width & (width - 1):
-        raise JobError(f"rotate_sum: width must be a power of two (got {width})")
+    """Slot i gets the sum of slots i .. i+width-1 (width a power of two, checked by its Arg;
+    rotations 1, 2, 4, ... up to width/2 must have keys)."""
     ev = env.evaluator
     out = []
     for ct in cts:
@@ -249,7 +304,7 @@ def _rotate_sum(env: CircuitEnv, cts: list[th.Ciphertext], *, width: int) -> lis
     return out
 
 
-@circuit("bootstrap")
+@circuit("bootstrap", args=[])
 def _bootstrap(env: CircuitEnv, cts: list[th.Ciphertext]) -> list[th.Ciphertext]:
     """Bootstraps every ciphertext (the session must have uploaded bootstrapping keys)."""
     keys = env.bootstrapping_keys

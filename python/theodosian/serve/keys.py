@@ -16,6 +16,9 @@ from typing import Any, Mapping, Sequence
 
 import theodosian as th
 
+from . import frames
+from .argspec import Arg
+from .argspec import validate as validate_args
 from .errors import JobError
 
 #: Every switching key (relin key, one Galois key, an encapsulation key) has dnum digits of two
@@ -66,6 +69,18 @@ class KeyUpload:
         return (f"{', '.join(parts) or 'no keys'} ({len(self.payload) / 2**20:.1f} MiB compact, "
                 f"{self.nbytes / 2**20:.1f} MiB loaded)")
 
+    def metadata(self) -> dict[str, Any]:
+        """What travels beside the key container over HTTP (the server recomputes the rest)."""
+        return {"format": UPLOAD_FORMAT, "fingerprint": self.fingerprint,
+                "relin": self.relin, "rotations": list(self.rotations),
+                "conjugation": self.conjugation,
+                "bootstrap": None if self.bootstrap is None else dict(self.bootstrap)}
+
+    def to_bytes(self) -> bytes:
+        """The HTTP session upload (POST /v1/sessions): a frame stream of the metadata and the
+        key container (theodosian.serve.frames)."""
+        return frames.encode_bytes([self.metadata(), self.payload])
+
 
 @dataclasses.dataclass
 class SessionKeys:
@@ -103,7 +118,7 @@ def _pack(parts: Mapping[str, bytes]) -> bytes:
     return b"".join(out)
 
 
-def _unpack(blob: bytes) -> dict[str, memoryview]:
+def _unpack(blob: bytes | memoryview) -> dict[str, memoryview]:
     view = memoryview(blob)
     if bytes(view[:8]) != _MAGIC:
         raise JobError("key upload: not a key container (bad magic)")
@@ -207,6 +222,98 @@ class ClientKeys:
                            bootstrapping_keys=self.bootstrapping_keys,
                            bootstrap_config=_bootstrap_kwargs(self.upload.bootstrap),
                            nbytes=self.upload.nbytes)
+
+
+# ---- uploads over HTTP: everything a client sends is checked before the server keeps it ----------
+UPLOAD_FORMAT = 1
+#: Galois rotations one upload may announce.
+MAX_ROTATIONS = 4096
+_PART_TYPES = {"relin": ("RelinKey",), "galois": ("GaloisKeys",),
+               "bootstrapping": ("EvaluationKeys", "BootstrappingKeys")}
+
+
+def _bootstrap_spec(params: th.Parameters) -> list[Arg]:
+    half = params.n // 2
+
+    def slots_ok(v: int) -> str | None:
+        return None if v == 0 or not v & (v - 1) else f"{v} is not 0 or a power of two"
+
+    return [Arg("slots", "int", default=0, minimum=0, maximum=half, check=slots_ok),
+            Arg("cts_levels", "int", default=0, minimum=0, maximum=64),
+            Arg("stc_levels", "int", default=0, minimum=0, maximum=64),
+            Arg("evalmod_levels", "int", default=0, minimum=0, maximum=64),
+            Arg("arcsine_degree", "int", default=0, minimum=0, maximum=64),
+            Arg("min_keys", "bool", default=False),
+            Arg("message_ratio_bits", "int", default=0, minimum=0, maximum=64)]
+
+
+def check_bootstrap_options(spec: Any, params: th.Parameters) -> dict[str, Any] | None:
+    """A session's Bootstrapper options from the network, typed and bounded (JobError names the
+    problem); only the options given are kept."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise JobError("key upload: 'bootstrap' must be null or an object of Bootstrapper "
+                       "options")
+    checked = validate_args(_bootstrap_spec(params), spec, "bootstrap")
+    return {k: checked[k] for k in spec}
+
+
+def upload_from_request(meta: dict[str, Any], payload: bytes | memoryview,
+                        allowed: Mapping[str, th.Parameters]) -> KeyUpload:
+    """The server side of an HTTP session upload: the metadata and the key container checked
+    against the parameter sets the server offers (`allowed`, by fingerprint). The parameter set
+    comes from the server, never from the client; the loaded size (for the key budget) is counted
+    from the keys' own headers. The keys' words are checked when a worker loads them."""
+    if meta.get("format") != UPLOAD_FORMAT:
+        raise JobError(f"key upload: format {meta.get('format')!r} (expected {UPLOAD_FORMAT})")
+    fp = meta.get("fingerprint")
+    if not isinstance(fp, str) or fp not in allowed:
+        raise JobError("key upload: the keys' parameter set is not offered by this server "
+                       f"(fingerprint {str(fp)[:16]}...; GET /v1/parameters lists those offered)")
+    params = allowed[fp]
+    for flag in ("relin", "conjugation"):
+        if not isinstance(meta.get(flag), bool):
+            raise JobError(f"key upload: {flag!r} must be true or false")
+    rotations = meta.get("rotations")
+    if not isinstance(rotations, list) or len(rotations) > MAX_ROTATIONS or not all(
+            isinstance(r, int) and not isinstance(r, bool) and abs(r) < params.n
+            for r in rotations):
+        raise JobError(f"key upload: 'rotations' must be a list of at most {MAX_ROTATIONS} "
+                       f"integers of magnitude below N = {params.n}")
+    bootstrap = check_bootstrap_options(meta.get("bootstrap"), params)
+    parts = _unpack(payload)
+    count = 0
+    info: dict[str, dict[str, Any]] = {}
+    for name, data in parts.items():
+        try:
+            i = th.serialized_info(data)
+        except th.Error as exc:
+            raise JobError(f"key upload: part {name!r}: {exc}") from None
+        if i["type"] not in _PART_TYPES[name]:
+            raise JobError(f"key upload: part {name!r} holds a {i['type']}")
+        if i["fingerprint"] != fp:
+            raise JobError(f"key upload: part {name!r} was made for other parameters")
+        if i["bytes"] != len(data):
+            raise JobError(f"key upload: part {name!r} declares {i['bytes']} bytes, has "
+                           f"{len(data)}")
+        info[name] = i
+        if name == "relin":
+            count += 1
+        elif name == "galois":
+            count += len(i["galois_elements"])
+        else:
+            count += (len(i["galois_elements"]) + (1 if i["has_relin_key"] else 0)
+                      + (2 if i["has_bootstrapping_keys"] else 0))
+    boot = info.get("bootstrapping")
+    if meta["relin"] and "relin" not in info and not (boot and boot["has_relin_key"]):
+        raise JobError("key upload: a relinearization key was announced but is missing")
+    if bootstrap is not None and not (boot and boot["has_bootstrapping_keys"]):
+        raise JobError("key upload: bootstrapping keys were announced but are missing")
+    return KeyUpload(params_json=params.to_json(), fingerprint=fp, payload=bytes(payload),
+                     relin=meta["relin"], rotations=tuple(rotations),
+                     conjugation=meta["conjugation"], bootstrap=bootstrap,
+                     nbytes=count * switching_key_bytes(params))
 
 
 def materialize(context: th.Context, upload: KeyUpload) -> SessionKeys:

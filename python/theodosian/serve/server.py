@@ -26,8 +26,11 @@ from typing import Any
 
 from . import circuits as circuit_registry
 from .config import NAMESPACE, SERVER_NAME, ServerConfig
-from .errors import BusyError, JobError, ServeError, ServerUnavailableError, SessionError
+from .errors import (BusyError, JobError, LimitError, ServeError, ServerUnavailableError,
+                     SessionError)
+from .jobs import StreamJobs
 from .keys import KeyUpload, parameters_fingerprint
+from .limits import KeyLimits, OwnerQuotas
 from .worker import Worker
 
 
@@ -47,6 +50,9 @@ class _Session:
     params_json: str
     key_ref: Any  # ObjectRef of the KeyUpload, owned by the controller
     key_bytes: int
+    #: The API key that opened it over HTTP (its quotas count this session), else None.
+    owner: str | None = None
+    upload_bytes: int = 0
     functions: dict[str, tuple[Any, int, bool]] = dataclasses.field(default_factory=dict)
     created: float = dataclasses.field(default_factory=time.time)
     last_used: float = dataclasses.field(default_factory=time.time)
@@ -66,7 +72,7 @@ class _WorkerSlot:
     restarts: int = 0
 
 
-class Controller:
+class Controller(StreamJobs):
     """Runs as a Ray async actor named SERVER_NAME (see start())."""
 
     def __init__(self, config: ServerConfig, name: str = SERVER_NAME) -> None:
@@ -86,6 +92,9 @@ class Controller:
                          "chunks_retried": 0, "busy_rejections": 0, "workers_lost": 0,
                          "sessions_opened": 0, "sessions_closed": 0, "refused_requests": 0}
         self._latencies: list[float] = []
+        self.quotas = OwnerQuotas()
+        self._keep: Any = None
+        self._init_stream_jobs()
 
     # ---- workers ---------------------------------------------------------------------------
     def _worker_options(self) -> dict[str, Any]:
@@ -175,7 +184,10 @@ class Controller:
         s.last_used = time.time()
         return s
 
-    async def open_session(self, token: bytes, upload: KeyUpload) -> str:
+    async def open_session(self, token: bytes, upload: KeyUpload, owner: str | None = None,
+                           limits: KeyLimits | None = None) -> str:
+        """A new session with these keys. owner / limits: the API key opening it over HTTP (its
+        sessions and key bytes are counted against its limits)."""
         if not isinstance(upload, KeyUpload):
             raise JobError("open_session: expected a KeyUpload (ClientKeys.upload)")
         if not isinstance(token, (bytes, bytearray)) or len(token) < 16:
@@ -191,10 +203,51 @@ class Controller:
         if upload.nbytes > self.config.key_budget:
             raise JobError(f"open_session: the keys ({upload.nbytes / 2**20:.1f} MiB) exceed a "
                            f"worker's key budget ({self.config.key_budget / 2**20:.1f} MiB)")
+        if owner is not None:
+            self.quotas.admit_session(owner, limits or KeyLimits(), len(upload.payload))
         session_id = secrets.token_urlsafe(32)
         key_ref = self._ray.put(upload)
         self._sessions[session_id] = _Session(_token_digest(bytes(token)), upload.fingerprint,
-                                              upload.params_json, key_ref, upload.nbytes)
+                                              upload.params_json, key_ref, upload.nbytes,
+                                              owner=owner, upload_bytes=len(upload.payload))
+        if owner is not None:
+            self.quotas.add_session(owner, session_id, len(upload.payload))
+        self.counters["sessions_opened"] += 1
+        return session_id
+
+    async def session_info(self, session_id: str, token: bytes) -> dict[str, Any]:
+        s = self._check(session_id, token)
+        return {"session": session_id, "jobs": s.jobs, "key_bytes": s.upload_bytes,
+                "loaded_key_bytes": s.key_bytes, "fingerprint": s.fingerprint,
+                "age_s": round(time.time() - s.created, 1)}
+
+    async def open_stored_session(self, token: bytes, upload: KeyUpload, stored: list[Any],
+                                  upload_bytes: int, owner: str, limits: KeyLimits) -> str:
+        """open_session for an upload already in the object store (stored: [its reference];
+        upload: its metadata, checked by the HTTP API, with an empty payload). The controller
+        takes its own copy (a task that returns it: the controller owns the result), so the
+        keys outlive the HTTP replica that received them, without passing through this
+        process."""
+        if upload.nbytes > self.config.key_budget:
+            raise LimitError(f"the keys ({upload.nbytes / 2**20:.1f} MiB once loaded) exceed a "
+                             f"worker's key budget ({self.config.key_budget / 2**20:.1f} MiB)",
+                             limit="worker_key_budget", status=413,
+                             maximum=self.config.key_budget, value=upload.nbytes)
+        self.quotas.admit_session(owner, limits, upload_bytes)
+        if self._keep is None:
+            self._keep = self._ray.remote(num_cpus=0, num_returns=2)(_keep_upload)
+        key_ref, size_ref = self._keep.remote(stored[0])
+        try:
+            if await size_ref != upload_bytes:
+                raise JobError("open_session: the stored upload does not match its metadata")
+        except self._ray.exceptions.RayTaskError as exc:
+            raise JobError(f"open_session: the key upload could not be stored: {exc}") from None
+        self.quotas.admit_session(owner, limits, upload_bytes)  # again: others may have come
+        session_id = secrets.token_urlsafe(32)
+        self._sessions[session_id] = _Session(_token_digest(bytes(token)), upload.fingerprint,
+                                              upload.params_json, key_ref, upload.nbytes,
+                                              owner=owner, upload_bytes=upload_bytes)
+        self.quotas.add_session(owner, session_id, upload_bytes)
         self.counters["sessions_opened"] += 1
         return session_id
 
@@ -203,7 +256,9 @@ class Controller:
         self._drop_session(session_id)
 
     def _drop_session(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        s = self._sessions.pop(session_id, None)
+        if s is not None and s.owner is not None:
+            self.quotas.remove_session(s.owner, session_id, s.upload_bytes)
         self.counters["sessions_closed"] += 1
         for slot in self._workers.values():
             if session_id in slot.resident and slot.alive:
@@ -421,6 +476,7 @@ class Controller:
         queue_depth = sum(s.inflight for s in self._workers.values()) + self._waiting
         return {"health": await self.health(), "counters": dict(self.counters),
                 "queue_depth": queue_depth, "waiting": self._waiting,
+                **self.stream_jobs_summary(),
                 "latency_ms": {"p50": pct(0.5), "p99": pct(0.99), "samples": len(lat)},
                 "sessions": [{"tag": _tag(sid), "jobs": s.jobs, "key_bytes": s.key_bytes,
                               "functions": len(s.functions),
@@ -439,6 +495,11 @@ class Controller:
             except Exception:  # noqa: BLE001 - already gone
                 pass
         self._workers.clear()
+
+
+def _keep_upload(upload: KeyUpload) -> tuple[KeyUpload, int]:
+    """The upload and its size (a Ray task: its caller owns the copy it returns)."""
+    return upload, len(upload.payload)
 
 
 class _RayWorker(Worker):

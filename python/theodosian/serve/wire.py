@@ -46,17 +46,22 @@ _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """fn over items on a process-wide thread pool (one thread per core), in order; the first
-    exception is raised after every item is done."""
-    if len(items) <= 1:
-        return [fn(x) for x in items]
+def pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process-wide pool of encoding and decoding threads (one per core)."""
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=max(2, os.cpu_count() or 1), thread_name_prefix="theo-wire")
-    futures = [_pool.submit(fn, x) for x in items]
+    return _pool
+
+
+def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """fn over items on a process-wide thread pool (one thread per core), in order; the first
+    exception is raised after every item is done."""
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    futures = [pool().submit(fn, x) for x in items]
     concurrent.futures.wait(futures)
     return [f.result() for f in futures]
 
