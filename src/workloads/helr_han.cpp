@@ -22,10 +22,10 @@
 // summed (rotate-and-sum with stride 2C rows: the bootstrapping's errors average out, and every
 // row holds the same weights again, as the sparse variant's sparse bootstrapping does), and the
 // sum is rotated by whole rows: R_k = X rotated by k rows (k < 2C; row r of R_k holds block
-// (r + k) mod 2C). Unpacking then costs no
-// level of its own: the inner products read D_k (x) R_k with D_k = sum_j mask (x) Z_j, the data's
-// rows whose R_k-row holds q_j (the data is encrypted one level higher for that iteration), and
-// the update reads kappa q_j = sum_k mask (x) R_k in its one plaintext product.
+// (r + k) mod 2C). Unpacking then costs no level of its own: the inner products read D_k (x) R_k
+// with D_k = sum_j mask (x) Z_j, the data's rows whose R_k-row holds q_j (the data is encrypted
+// one level higher for that iteration), and the update reads kappa q_j = sum_k mask (x) R_k in
+// its one plaintext product.
 
 #include <algorithm>
 #include <bit>
