@@ -155,12 +155,11 @@ int main(int argc, char** argv) {
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
     {
       // The key-switching dataflow of each level, and where the choice came from.
-      const theo::KeySwitchPlanner& planner = ctx->key_switch_planner();
       const theo::TuningReport& tr = ctx->tuning_report();
       std::printf("key switching (tuning table %s%s%s):", theo::tuning_load_status_name(tr.status),
                   tr.file.empty() ? "" : ", ", tr.file.c_str());
       for (theo::u32 l = 0; l <= ctx->max_level(); ++l) {
-        const theo::LevelDataflow& d = planner.dataflow(l);
+        const theo::LevelDataflow& d = ctx->key_switch_dataflow(l);
         std::printf(" %u:%s(%c)", l, theo::choice_name(d.choice).c_str(),
                     theo::choice_source_name(d.source)[0]);
       }

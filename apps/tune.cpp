@@ -1,6 +1,6 @@
 // theo_tune: measures the key-switch tuning table of this device for a parameter set (every
-// dataflow candidate's lone key switch at each level, theo/ckks/key_switch_tuning.h) and writes it
-// where Dataflow::kAuto looks for it (theo/plan/tuning_table.h, docs/dataflows.md).
+// dataflow candidate's lone key switch at each level, theo/tuning/key_switch_tuning.h) and writes
+// it where Dataflow::kAuto looks for it (theo/plan/tuning_table.h, docs/dataflows.md).
 //
 //   theo_tune [--preset NAME | --params FILE | --cells N,L,D;... | --grid] [--levels all|top|a,b]
 //             [--backend cuda|cpu] [--dir DIR] [--reps R] [--warmup W] [--batch B]
@@ -212,14 +212,13 @@ int tune_set(const Options& o, const ParameterSet& p, const std::string& positio
               measured.levels().size(), measured.levels().size() == 1 ? "" : "s", secs,
               report.file.c_str(), err.empty() ? "" : (" NOT WRITTEN: " + err).c_str());
   std::printf("  level limbs digits   DPOB us   best             us  speedup  choice    model\n");
-  const KeySwitchPlanner& planner = ctx->key_switch_planner();
   for (const TunedLevel& l : measured.levels()) {
     const TuningMeasurement* best = &l.measured.front();
     for (const TuningMeasurement& m : l.measured)
       if (m.median_us < best->median_us) best = &m;
     const TuningMeasurement* dpob = l.find(kDefaultChoice);
-    const KeySwitchShape s = planner.key_switch_shape(l.level);
-    const DataflowChoice model = model_choice(s, planner.cache_bytes());
+    const KeySwitchShape s = key.levels[l.level];
+    const DataflowChoice model = model_choice(s, key.cache_bytes);
     std::printf("  %5u %5u %6u %9.1f   %-9s %9.1f  %7.3f  %-9s %s\n", l.level, s.limbs, s.digits,
                 dpob ? dpob->median_us : 0.0, choice_name(best->choice).c_str(), best->median_us,
                 dpob ? dpob->median_us / best->median_us : 0.0, choice_name(l.choice()).c_str(),

@@ -1,10 +1,10 @@
 // theo_bench --ablation: KeySwitch per step (Fig. 7a) and the batching sweep (Fig. 7b).
 //
-// KeySwitch = KeySwitcher::switch_keys of one ciphertext's c1 with the relinearization key, as
-// scheduled by the step's switches, replayed from a graph when the step has CUDA Graphs. Its
-// `time` is the device clock (CUDA events) and `wall` the host clock around the op and a
-// synchronize (one launch + sync round trip included). The stages are timed apart, eagerly:
-// stage 1 (ModUp) and stages 2 + 3 (KeyMult + ModDown, which pipelining interleaves). Traffic
+// KeySwitch = KeySwitcher::run of one ciphertext's c1 with the relinearization key, as scheduled
+// by the step's switches, replayed from a graph when the step has CUDA Graphs. Its `time` is the
+// device clock (CUDA events) and `wall` the host clock around the op and a synchronize (one launch
+// + sync round trip included). The stages are timed apart, eagerly: stages 1 + 2 (ModUp and
+// KeyMult, the switch left extended) and stage 3 (ModDown of a kept extended pair). Traffic
 // is the model's bytes of one KeySwitch (docs/traffic-model.md) and the bound its time at the L2
 // read + write bandwidth.
 
@@ -63,7 +63,9 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
     const ConstPolyRef d[] = {ct.poly(1).cref()};
     const SwitchingKey* keys[] = {&rlk.key()};
     const PolyRef out0[] = {r0.ref()}, out1[] = {r1.ref()};
-    const auto op = [&] { ks.switch_keys(d, keys, level, out0, out1); };
+    const auto op = [&] {
+      ks.run({.level = level, .inputs = d, .keys = keys, .out0 = out0, .out1 = out1});
+    };
 
     // The model's traffic of one KeySwitch, per stage.
     rec->clear();
@@ -80,17 +82,31 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
       run = [&g] { g.replay(); };
     }
     const Timing whole = time_op(timed, run, o.warmup, o.reps);
-    // Stages, eagerly: ModUp alone, then KeyMult + ModDown on a kept ModUp.
-    const Timing stage1 = time_op(
-        timed, [&] { (void)ks.mod_up(d[0], level); }, o.warmup, o.reps);
-    const ModUpDigits up = ks.mod_up(d[0], level);
-    std::vector<std::vector<ConstPolyRef>> digits(1);
-    for (const RnsPoly& p : up.digits)
-      digits[0].push_back(p.cref());
-    const Timing stage23 = time_op(
-        timed, [&] { ks.key_mult_mod_down(digits, keys, level, out0, out1); }, o.warmup, o.reps);
+    // Stages, eagerly: ModUp + KeyMult (left extended), then ModDown of a kept extended pair (its
+    // P limbs are scratch, so each ModDown gets a fresh copy of them).
+    RnsPoly e0 = be.make_poly(lv.pq_basis), e1 = be.make_poly(lv.pq_basis);
+    RnsPoly k0 = be.make_poly(lv.pq_basis), k1 = be.make_poly(lv.pq_basis);
+    const PolyRef ext0[] = {e0.ref()}, ext1[] = {e1.ref()}, pair[] = {k0.ref(), k1.ref()};
+    const auto extended = [&] {
+      ks.run({.level = level,
+              .inputs = d,
+              .keys = keys,
+              .finish = KeySwitchFinish::kExtended,
+              .out0 = ext0,
+              .out1 = ext1});
+    };
+    const Timing stage12 = time_op(timed, extended, o.warmup, o.reps);
+    const Timing stage3 = time_op(
+        timed,
+        [&] {
+          be.copy(e0.cref(), k0.ref());
+          be.copy(e1.cref(), k1.ref());
+          ks.run({.level = level, .extended = pair, .out0 = out0, .out1 = out1});
+        },
+        o.warmup, o.reps);
 
-    const KeySwitchFootprint fp = ks.planner().footprint(level);
+    const KeySwitchFootprint fp =
+        key_switch_footprint(lv.limbs, ctx->alpha(), lv.digits.size(), ctx->n());
     nlohmann::json rec_json = {
         {"level", level},
         {"limbs", lv.limbs},
@@ -101,8 +117,8 @@ nlohmann::json keyswitch_step(const AblationOptions& o, const AblationStep& step
         {"time", timing_json(whole)},
         {"graph",
          {{"captured", g.captured()}, {"kernels", g.kernel_count()}, {"nodes", g.node_count()}}},
-        {"stage1_modup", timing_json(stage1)},
-        {"stage23_keymult_moddown", timing_json(stage23)},
+        {"stage12_modup_keymult", timing_json(stage12)},
+        {"stage3_copy_moddown", timing_json(stage3)},
         {"traffic",
          {{"total", traffic_json(rec->total(), gpu)},
           {"mod_up", traffic_json(rec->total_in("ModUp"), gpu)},
@@ -151,13 +167,16 @@ nlohmann::json batching_sweep(const AblationOptions& o) {
     out0.push_back(outs[2 * i].ref());
     out1.push_back(outs[2 * i + 1].ref());
   }
-  const KeySwitchFootprint fp = ks.planner().footprint(level);
+  const KeySwitchFootprint fp =
+      key_switch_footprint(lv.limbs, ctx->alpha(), lv.digits.size(), ctx->n());
   nlohmann::json points = nlohmann::json::array();
   for (u32 b = 1; b <= o.max_batch; ++b) {
     const std::span<const ConstPolyRef> db(d.data(), b);
     const std::span<const SwitchingKey* const> kb(keys.data(), b);
     const std::span<const PolyRef> ob0(out0.data(), b), ob1(out1.data(), b);
-    Graph g = ctx->capture([&] { ks.switch_keys(db, kb, level, ob0, ob1, b); });
+    Graph g = ctx->capture([&] {
+      ks.run({.level = level, .inputs = db, .keys = kb, .out0 = ob0, .out1 = ob1, .batch = b});
+    });
     const Timing t = time_op(
         unwrap_recording_backend(be), [&g] { g.replay(); }, o.warmup, o.reps);
     points.push_back({{"batch", b},
@@ -177,7 +196,10 @@ nlohmann::json batching_sweep(const AblationOptions& o) {
           {"l2_bytes", be.l2_bytes()},
           {"footprint_per_keyswitch_bytes", fp.per_switch()},
           {"footprint_bytes", {{"mod_up", fp.mod_up}, {"mod_down", fp.mod_down}}},
-          {"planner_batch", ks.planner().batch_size(o.max_batch, fp.per_switch())},
+          {"planner_batch",
+           ks.plan({.level = level, .inputs = d, .keys = keys, .out0 = out0, .out1 = out1})
+               .batches.front()
+               .count},
           {"points", points}};
 }
 

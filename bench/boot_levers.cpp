@@ -49,9 +49,9 @@ struct Options {
   std::string backend = "cuda";
   std::vector<std::string> presets = {"bootparam_40"};
   std::vector<std::string> configs = {
-      "baseline",         "inplace_constants",
-      "lazy_polynomial",  "slot_to_coeff_first",
-      "lockstep_evalmod", "inplace_constants+lazy_polynomial+slot_to_coeff_first"};
+      "baseline",        "inplace_constants",
+      "lazy_polynomial", "slot_to_coeff_first",
+      "batched_evalmod", "inplace_constants+lazy_polynomial+slot_to_coeff_first"};
   unsigned reps = 20;
   unsigned warmup = 3;
   unsigned eager_reps = 5;

@@ -85,11 +85,11 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const KeySwitcher& ks = ev.key_switcher();
-  const KeySwitchPlanner& planner = ks.planner();
+  const TuningKey tkey = ctx->tuning_key();
   const LevelData& lv = ctx->level(top);
-  const KeySwitchShape shape = planner.key_switch_shape(top);
-  const DataflowChoice model = model_choice(shape, planner.cache_bytes());
-  const LevelDataflow& autoc = planner.dataflow(top);
+  const KeySwitchShape shape = tkey.levels[top];
+  const DataflowChoice model = model_choice(shape, tkey.cache_bytes);
+  const LevelDataflow& autoc = ctx->key_switch_dataflow(top);
   const ConstPolyRef d[] = {a.poly(1).cref()};
   const SwitchingKey* keys[] = {&rlk.key()};
   RnsPoly o0 = be.make_poly(lv.q_basis), o1 = be.make_poly(lv.q_basis);
@@ -102,7 +102,7 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
                        {"dnum", cell.dnum},
                        {"alpha", ctx->alpha()},
                        {"cell", grid_cell_name(cell)},
-                       {"cache_bytes", planner.cache_bytes()},
+                       {"cache_bytes", tkey.cache_bytes},
                        {"model_choice", choice_name(model)},
                        {"auto_choice", choice_name(autoc.choice)},
                        {"auto_source", choice_source_name(autoc.source)},
@@ -127,9 +127,9 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
   };
 
   std::printf("%s: setup %.1f s, L2 plan %.1f MB, model %s, auto %s (%s)\n",
-              grid_cell_name(cell).c_str(), setup_s,
-              static_cast<double>(planner.cache_bytes()) / 1e6, choice_name(model).c_str(),
-              choice_name(autoc.choice).c_str(), choice_source_name(autoc.source));
+              grid_cell_name(cell).c_str(), setup_s, static_cast<double>(tkey.cache_bytes) / 1e6,
+              choice_name(model).c_str(), choice_name(autoc.choice).c_str(),
+              choice_source_name(autoc.source));
   // Every candidate and Auto, for both ops, timed in rounds over all of them (reps split across
   // the rounds, the first round with the full warm-up): a drift of the GPU's clocks or of the
   // host during the cell then falls on every candidate alike instead of on the ones timed last.
@@ -140,14 +140,9 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
     std::vector<Timing> rounds;
   };
   std::vector<Entry> entries;
-  std::vector<KeySwitchPlan> plans;
-  plans.reserve(dataflow_candidates().size());
-  for (const DataflowChoice& c : dataflow_candidates()) {
-    KeySwitchPlan plan = planner.plan(top, 1, 1);
-    plan.dataflow = c.dataflow;
-    plan.chunks = c.chunks;
-    plans.push_back(plan);
-    const KeySwitchPlan* pp = &plans.back();
+  const std::vector<DataflowChoice> plans = dataflow_candidates();
+  for (const DataflowChoice& c : plans) {
+    const DataflowChoice* pp = &c;
     // HMult as Evaluator::multiply does it (tensor, key switch, two additions), the key switch
     // forced to this dataflow.
     const auto hmult = [&, pp] {
@@ -155,11 +150,14 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
       RnsPoly r0 = be.make_poly(lv.q_basis), r1 = be.make_poly(lv.q_basis);
       const ConstPolyRef t2[] = {t.poly(2).cref()};
       const PolyRef r0s[] = {r0.ref()}, r1s[] = {r1.ref()};
-      ks.switch_keys(t2, keys, top, r0s, r1s, *pp);
+      ks.run({.level = top, .inputs = t2, .keys = keys, .out0 = r0s, .out1 = r1s, .dataflow = *pp});
       be.add(r0.cref(), t.poly(0).cref(), r0.ref());
       be.add(r1.cref(), t.poly(1).cref(), r1.ref());
     };
-    const auto keyswitch = [&, pp] { ks.switch_keys(d, keys, top, out0, out1, *pp); };
+    const auto keyswitch = [&, pp] {
+      ks.run(
+          {.level = top, .inputs = d, .keys = keys, .out0 = out0, .out1 = out1, .dataflow = *pp});
+    };
     const std::string name(dataflow_name(c.dataflow));
     entries.push_back({"hmult", name, c, hmult, {}});
     entries.push_back({"keyswitch", name, c, keyswitch, {}});
@@ -201,9 +199,8 @@ void run_cell(const DataflowsOptions& o, const GridCell& cell, const ParameterSe
   if (o.check) {
     u64 dpob_hash = 0;
     std::vector<std::pair<DataflowChoice, u64>> hashes;
-    for (const KeySwitchPlan& plan : plans) {
-      ks.switch_keys(d, keys, top, out0, out1, plan);
-      const DataflowChoice c{plan.dataflow, plan.chunks};
+    for (const DataflowChoice& c : plans) {
+      ks.run({.level = top, .inputs = d, .keys = keys, .out0 = out0, .out1 = out1, .dataflow = c});
       hashes.push_back({c, hash_words(*ctx, o0, o1)});
       if (c == kDefaultChoice) dpob_hash = hashes.back().second;
     }

@@ -1,4 +1,4 @@
-// Fuzzes load_evaluation_keys (theo/ckks/serialization.h; bootstrapping keys are such bundles)
+// Fuzzes load_evaluation_keys (theo/io/serialization.h; bootstrapping keys are such bundles)
 // with the checksums off, loading all Galois keys or a subset (picked from the input size): every
 // other check must hold, and whatever loads must serialize and load again to the same bytes.
 

@@ -1,4 +1,4 @@
-// Fuzzes load_galois_keys (theo/ckks/serialization.h) with the checksums off, loading all keys or
+// Fuzzes load_galois_keys (theo/io/serialization.h) with the checksums off, loading all keys or
 // a subset (picked from the input size, so that skipping is fuzzed too): every other check must
 // hold, and whatever loads must serialize and load again to the same bytes.
 

@@ -1,4 +1,4 @@
-// Fuzzes inspect (theo/ckks/serialization.h), which reads headers and metadata of any object
+// Fuzzes inspect (theo/io/serialization.h), which reads headers and metadata of any object
 // type without a Context, with the checksums off.
 
 #include "fuzz_context.h"

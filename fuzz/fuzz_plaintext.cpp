@@ -1,4 +1,4 @@
-// Fuzzes load_plaintext (theo/ckks/serialization.h) with the checksums off: every other check must
+// Fuzzes load_plaintext (theo/io/serialization.h) with the checksums off: every other check must
 // hold, and whatever loads must serialize and load again to the same bytes.
 
 #include "fuzz_context.h"

@@ -1,7 +1,9 @@
 // theodosian._core, serialization: to_bytes / from_bytes / save / load and pickling of every object
-// (theo/ckks/serialization.h, docs/serialization.md), EvaluationKeys (one client's evaluation keys
-// as one object), Context.for_parameters (one Context per parameter fingerprint and process, which
-// unpickling uses), and the error-message translation that names Python calls instead of C++ ones.
+// (theo/io/serialization.h, docs/serialization.md), EvaluationKeys (one client's evaluation keys
+// as one object) and Context.for_parameters (one Context per parameter fingerprint and process,
+// which unpickling uses). One description per type (Traits: its Python name and how it is read
+// and written) and one binder (bind_io) give every class the same methods. Byte buffers, files
+// and messages in Python terms: serialization_support.h, serialization_messages.cpp.
 //
 // The methods are attached to the classes bound elsewhere (theodosian_ext.cpp,
 // circuits_bindings.cpp) after they exist, so this file is the only one that knows the format.
@@ -10,17 +12,15 @@
 #include <nanobind/stl/map.h>
 
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
-#include <streambuf>
 
 #include <unistd.h>
 
-#include "bindings.h"
-#include "theo/circuits/bootstrapping_keys_io.h"
+#include "serialization_support.h"
+#include "serialization_types.h"
+#include "theo/io/bootstrapping_keys.h"
 #include "theo/math/fingerprint.h"
 
 namespace theopy {
@@ -75,382 +75,6 @@ SessionPtr for_parameters(const theo::ParameterSet& params, const std::string& b
   r.live[fp] = s;
   r.kept[fp] = s;
   return s;
-}
-
-// ---- bytes, files and streams ------------------------------------------------------------------
-
-// A contiguous read-only view of any buffer-protocol object (bytes, bytearray, memoryview, numpy).
-class ByteView {
- public:
-  explicit ByteView(nb::handle obj) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
-      PyErr_Clear();
-      throw nb::type_error("data must be bytes, bytearray, memoryview or another buffer of bytes");
-    }
-  }
-  ~ByteView() { PyBuffer_Release(&view_); }
-  ByteView(const ByteView&) = delete;
-  ByteView& operator=(const ByteView&) = delete;
-  std::span<const std::uint8_t> span() const {
-    return {static_cast<const std::uint8_t*>(view_.buf), static_cast<std::size_t>(view_.len)};
-  }
-
- private:
-  Py_buffer view_{};
-};
-
-// A Python binary file object as a std::streambuf (1 MiB buffer). The C++ side runs without the
-// GIL; every call into the file takes it. A Python exception from the file is kept and re-raised
-// once the C++ call returns.
-class PyFileBuf : public std::streambuf {
- public:
-  PyFileBuf(nb::handle file, bool writing) : file_(nb::borrow(file)), buf_(kBufBytes) {
-    if (writing) {
-      setp(buf_.data(), buf_.data() + buf_.size());
-    } else {
-      setg(buf_.data(), buf_.data(), buf_.data());
-    }
-    try {
-      seekable_ = nb::cast<bool>(file_.attr("seekable")());
-    } catch (const nb::python_error&) {
-      seekable_ = false;
-    }
-  }
-  ~PyFileBuf() override {
-    nb::gil_scoped_acquire gil;
-    file_.reset();
-  }
-  void rethrow() {
-    if (error_) std::rethrow_exception(error_);
-  }
-
- protected:
-  int sync() override { return flush_out() ? 0 : -1; }
-
-  int_type overflow(int_type c) override {
-    if (!flush_out()) return traits_type::eof();
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(c);
-      pbump(1);
-    }
-    return traits_type::not_eof(c);
-  }
-
-  // Reads go straight to the file, exactly as many bytes as asked: nothing is read ahead, so the
-  // file is left right after the object (several objects may follow each other in one file).
-  std::streamsize xsgetn(char* dst, std::streamsize n) override {
-    std::streamsize done = std::min<std::streamsize>(n, egptr() - gptr());
-    if (done > 0) {
-      std::memcpy(dst, gptr(), static_cast<std::size_t>(done));
-      gbump(static_cast<int>(done));
-    }
-    try {
-      nb::gil_scoped_acquire gil;
-      while (done < n) {
-        const auto want = static_cast<std::size_t>(n - done);
-        nb::object data = file_.attr("read")(want);
-        ByteView v(data);
-        const std::size_t got = v.span().size();
-        if (got == 0) break;
-        if (got > want) throw nb::value_error("file.read returned more bytes than asked");
-        std::memcpy(dst + done, v.span().data(), got);
-        done += static_cast<std::streamsize>(got);
-      }
-    } catch (...) {
-      error_ = std::current_exception();
-    }
-    return done;
-  }
-  int_type underflow() override {
-    char c = 0;
-    if (xsgetn(&c, 1) != 1) return traits_type::eof();
-    // One byte of lookahead: keep it in the get area.
-    buf_[0] = c;
-    setg(buf_.data(), buf_.data(), buf_.data() + 1);
-    return traits_type::to_int_type(c);
-  }
-
-  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
-    if (!seekable_ || pbase() != nullptr) return pos_type(off_type(-1));
-    try {
-      nb::gil_scoped_acquire gil;
-      const auto buffered = static_cast<off_type>(egptr() - gptr());
-      const auto tell = nb::cast<off_type>(file_.attr("tell")());
-      off_type to = 0;
-      if (dir == std::ios_base::cur) {
-        to = tell - buffered + off;
-        if (off == 0) return pos_type(to);
-      } else if (dir == std::ios_base::beg) {
-        to = off;
-      } else {
-        to = nb::cast<off_type>(file_.attr("seek")(0, 2)) + off;
-      }
-      if (to < 0) return pos_type(off_type(-1));
-      file_.attr("seek")(to);
-      setg(buf_.data(), buf_.data(), buf_.data());
-      return pos_type(to);
-    } catch (...) {
-      error_ = std::current_exception();
-      return pos_type(off_type(-1));
-    }
-  }
-  pos_type seekpos(pos_type pos, std::ios_base::openmode mode) override {
-    return seekoff(off_type(pos), std::ios_base::beg, mode);
-  }
-
- private:
-  static constexpr std::size_t kBufBytes = std::size_t{1} << 20;
-  bool flush_out() {
-    const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
-    if (n == 0) return true;
-    try {
-      nb::gil_scoped_acquire gil;
-      std::size_t done = 0;
-      while (done < n) {
-        nb::object rest = nb::steal(PyMemoryView_FromMemory(
-            buf_.data() + done, static_cast<Py_ssize_t>(n - done), PyBUF_READ));
-        if (!rest.is_valid()) throw nb::python_error();
-        nb::object w = file_.attr("write")(rest);
-        // Raw files may write less than asked (and return None when nothing could be written).
-        if (w.is_none()) throw nb::value_error("file.write wrote nothing (non-blocking file?)");
-        done += nb::cast<std::size_t>(w);
-      }
-    } catch (...) {
-      error_ = std::current_exception();
-      return false;
-    }
-    setp(buf_.data(), buf_.data() + buf_.size());
-    return true;
-  }
-
-  nb::object file_;
-  std::vector<char> buf_;
-  bool seekable_ = false;
-  std::exception_ptr error_;
-};
-
-bool is_path(nb::handle target) {
-  return nb::isinstance<nb::str>(target) || nb::hasattr(target, "__fspath__");
-}
-std::filesystem::path to_path(nb::handle target) {
-  return nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(target));
-}
-
-// ---- progress ----------------------------------------------------------------------------------
-
-// A progress bar through theodosian._progress (tqdm when installed) for saves and loads: on when
-// asked, or by default for objects of 256 MiB and more when stderr is a terminal. Ctrl-C
-// interrupts between sections.
-class PyProgress {
- public:
-  PyProgress(std::optional<bool> want, std::string desc) : want_(want), desc_(std::move(desc)) {}
-  ~PyProgress() {
-    if (bar_.is_valid() && !bar_.is_none()) {
-      try {
-        bar_.attr("close")();
-      } catch (...) {  // never mask the operation's own result
-      }
-    }
-  }
-  theo::ProgressCallback callback() {
-    if (want_.has_value() && !*want_) return {};
-    return [this](theo::u64 done, theo::u64 total) {
-      nb::gil_scoped_acquire gil;
-      if (!bar_.is_valid()) {
-        bool show = want_.value_or(false);
-        if (!want_.has_value() && total >= (theo::u64{256} << 20)) {
-          nb::object err = nb::module_::import_("sys").attr("stderr");
-          try {
-            show = !err.is_none() && nb::cast<bool>(err.attr("isatty")());
-          } catch (const nb::python_error&) {
-            show = false;
-          }
-        }
-        bar_ = show ? nb::module_::import_("theodosian._progress")
-                          .attr("make_bar")(total, desc_, "unit"_a = "B")
-                    : nb::none();
-      }
-      if (!bar_.is_none()) bar_.attr("update")(done - last_);
-      last_ = done;
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    };
-  }
-
- private:
-  std::optional<bool> want_;
-  std::string desc_;
-  nb::object bar_;
-  theo::u64 last_ = 0;
-};
-
-// ---- per-type traits ---------------------------------------------------------------------------
-// name: the Python class; size / save: the C++ writer; load: the C++ reader wrapped.
-
-std::optional<std::vector<u32>> elements_from(const theo::Context& ctx,
-                                              std::optional<std::vector<theo::i64>> rotations,
-                                              std::optional<std::vector<u32>> galois_elements,
-                                              bool conjugation) {
-  if (!rotations && !galois_elements && !conjugation) return std::nullopt;
-  std::vector<u32> out = galois_elements.value_or(std::vector<u32>{});
-  for (const theo::i64 r : rotations.value_or(std::vector<theo::i64>{})) {
-    const u32 g = theo::galois_element_for_rotation(r, ctx.log_n());
-    if (g != 1) out.push_back(g);
-  }
-  if (conjugation) out.push_back(theo::galois_element_for_conjugation(ctx.log_n()));
-  return out;
-}
-
-struct WEvaluationKeys {
-  SessionPtr s;
-  std::shared_ptr<const theo::RelinKey> relin;
-  std::shared_ptr<theo::GaloisKeys> galois;
-  std::shared_ptr<const theo::BootstrappingKeys> boot;  // the encapsulation keys' owner
-};
-
-template <typename W>
-struct Traits;
-
-// The keys held as {session, shared_ptr<Key> k}; Load is the library's reader (load_secret_key and
-// the like) as a callable type.
-template <typename W, typename Load>
-struct KeyTraits {
-  template <typename In>
-  static W load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    using Key = std::remove_const_t<typename decltype(W::k)::element_type>;
-    return {s, std::make_shared<Key>(Load{}(s->ctx, in, o))};
-  }
-};
-
-template <>
-struct Traits<WSecretKey>
-    : KeyTraits<WSecretKey, decltype([](auto&&... a) { return theo::load_secret_key(a...); })> {
-  static constexpr const char* name = "SecretKey";
-};
-template <>
-struct Traits<WPublicKey>
-    : KeyTraits<WPublicKey, decltype([](auto&&... a) { return theo::load_public_key(a...); })> {
-  static constexpr const char* name = "PublicKey";
-};
-template <>
-struct Traits<WRelinKey>
-    : KeyTraits<WRelinKey, decltype([](auto&&... a) { return theo::load_relin_key(a...); })> {
-  static constexpr const char* name = "RelinKey";
-};
-template <>
-struct Traits<WGaloisKeys>
-    : KeyTraits<WGaloisKeys, decltype([](auto&&... a) { return theo::load_galois_keys(a...); })> {
-  static constexpr const char* name = "GaloisKeys";
-};
-
-template <>
-struct Traits<WBootstrappingKeys> {
-  static constexpr const char* name = "BootstrappingKeys";
-  template <typename In>
-  static WBootstrappingKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    return {s, std::make_shared<const theo::BootstrappingKeys>(
-                   theo::load_bootstrapping_keys(s->ctx, in, o))};
-  }
-};
-
-theo::EvaluationKeysView view_of(const WEvaluationKeys& w) {
-  theo::EvaluationKeysView v;
-  v.relin = w.relin.get();
-  v.galois = w.galois.get();
-  if (w.boot) {
-    v.to_sparse = &w.boot->to_sparse;
-    v.to_dense = &w.boot->to_dense;
-  }
-  return v;
-}
-
-template <>
-struct Traits<WEvaluationKeys> {
-  static constexpr const char* name = "EvaluationKeys";
-  template <typename In>
-  static WEvaluationKeys load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    theo::EvaluationKeys ek = theo::load_evaluation_keys(s->ctx, in, o);
-    WEvaluationKeys w{s, nullptr, nullptr, nullptr};
-    const bool has_boot = !ek.to_sparse.empty();
-    if (has_boot && !ek.relin.empty() && !ek.galois.empty()) {
-      auto boot = std::make_shared<theo::BootstrappingKeys>(
-          theo::to_bootstrapping_keys(std::move(ek), "EvaluationKeys.load"));
-      w.relin = std::shared_ptr<const theo::RelinKey>(boot, &boot->relin);
-      w.galois = std::shared_ptr<theo::GaloisKeys>(boot, &boot->galois);
-      w.boot = std::move(boot);
-      return w;
-    }
-    if (has_boot) {
-      throw theo::ParameterError(
-          "EvaluationKeys.load: the data has bootstrapping encapsulation keys without the "
-          "relinearization and Galois keys bootstrapping also needs");
-    }
-    if (!ek.relin.empty()) w.relin = std::make_shared<theo::RelinKey>(std::move(ek.relin));
-    if (!ek.galois.empty()) w.galois = std::make_shared<theo::GaloisKeys>(std::move(ek.galois));
-    return w;
-  }
-};
-
-// Plaintexts and ciphertexts remember the slot-count hint their data carries (ObjectInfo).
-template <typename W, typename Load>
-struct ValueTraits {
-  template <typename In>
-  static W load(const SessionPtr& s, In& in, const LoadOptions& o) {
-    theo::ObjectInfo info;
-    auto value = Load{}(s->ctx, in, o, &info);
-    return {s, std::move(value), info.real_slots};
-  }
-};
-
-template <>
-struct Traits<WPlaintext>
-    : ValueTraits<WPlaintext, decltype([](auto&&... a) { return theo::load_plaintext(a...); })> {
-  static constexpr const char* name = "Plaintext";
-};
-template <>
-struct Traits<WCiphertext>
-    : ValueTraits<WCiphertext, decltype([](auto&&... a) { return theo::load_ciphertext(a...); })> {
-  static constexpr const char* name = "Ciphertext";
-};
-
-// What each type is written as: the argument of the library's writers (serialized_size, save,
-// to_bytes).
-template <typename W>
-const auto& written(const W& w) {
-  return *w.k;
-}
-const theo::Plaintext& written(const WPlaintext& w) {
-  return w.pt;
-}
-const theo::Ciphertext& written(const WCiphertext& w) {
-  return w.ct;
-}
-theo::EvaluationKeysView written(const WBootstrappingKeys& w) {
-  return theo::view_of(*w.k);
-}
-theo::EvaluationKeysView written(const WEvaluationKeys& w) {
-  return view_of(w);
-}
-
-template <typename W>
-void save_stream(const W& w, std::ostream& out, const SaveOptions& o) {
-  theo::save(*w.s->ctx, written(w), out, o);
-}
-// Bootstrapping keys go to a stream through their own save(), which refuses a subset of keys.
-void save_stream(const WBootstrappingKeys& w, std::ostream& out, const SaveOptions& o) {
-  theo::save(*w.s->ctx, *w.k, out, o);
-}
-
-template <typename W>
-bool real_hint(const W&) {
-  return false;
-}
-template <>
-bool real_hint(const WPlaintext& w) {
-  return w.real;
-}
-template <>
-bool real_hint(const WCiphertext& w) {
-  return w.real;
 }
 
 // ---- the generic operations --------------------------------------------------------------------
@@ -573,36 +197,6 @@ W load_from(const SessionPtr& s, nb::handle source, LoadOptions o, std::optional
   return std::move(*out);
 }
 
-LoadOptions load_options(std::optional<theo::u64> max_bytes) {
-  LoadOptions o;
-  if (max_bytes) o.max_bytes = *max_bytes;
-  return o;
-}
-
-// ---- attaching methods to the bound classes ----------------------------------------------------
-
-template <typename W, typename F, typename... Extra>
-void method(const char* name, F&& f, const Extra&... extra) {
-  nb::handle cls = nb::type<W>();
-  nb::cpp_function_def<W>(std::forward<F>(f), nb::scope(cls), nb::name(name), nb::is_method(),
-                          extra...);
-}
-
-template <typename W, typename F, typename... Extra>
-void static_method(const char* name, F&& f, const Extra&... extra) {
-  nb::handle cls = nb::type<W>();
-  nb::cpp_function_def(std::forward<F>(f), nb::scope(cls), nb::name(name), extra...);
-}
-
-template <typename W, typename F>
-void property(const char* name, F&& getter, const char* doc) {
-  nb::handle cls = nb::type<W>();
-  nb::object get = nb::cpp_function<W>(std::forward<F>(getter), nb::is_method(), nb::is_getter());
-  nb::object prop =
-      nb::module_::import_("builtins").attr("property")(get, nb::none(), nb::none(), doc);
-  nb::setattr(cls, name, prop);
-}
-
 // Pickle refers to plain Python functions (theodosian/_serialization.py), which call back here.
 nb::object pickle_helper(const char* name) {
   return nb::module_::import_("theodosian._serialization").attr(name);
@@ -640,162 +234,126 @@ constexpr const char* kLoadDoc =
     "Reads an object from a path or a binary file object (one polynomial at a time); from a path "
     "the file must hold exactly one object. Validation and max_bytes as for from_bytes().";
 
-template <typename W>
-void bind_common(bool with_pickle) {
-  const std::string cls = Traits<W>::name;
-  method<W>(
-      "to_bytes",
-      [](const W& w, bool compact, std::optional<bool> progress) {
-        SaveOptions o;
-        o.compact = compact;
-        return to_bytes(w, o, progress);
-      },
-      "compact"_a = true, nb::kw_only(), "progress"_a = nb::none(), kToBytesDoc);
-  static_method<W>(
-      "from_bytes",
-      [](const WContext& ctx, nb::handle data, std::optional<theo::u64> max_bytes,
-         std::optional<bool> progress) {
-        return from_bytes<W>(ctx.s, data, load_options(max_bytes), progress);
-      },
-      "context"_a, "data"_a, nb::kw_only(), "max_bytes"_a = nb::none(), "progress"_a = nb::none(),
-      nb::sig(("def from_bytes(context: Context, data: collections.abc.Buffer, *, "
-               "max_bytes: int | None = None, progress: bool | None = None) -> " +
-               cls)
-                  .c_str()),
-      kFromBytesDoc);
-  method<W>(
-      "save",
-      [](const W& w, nb::handle file, bool compact, std::optional<bool> progress) {
-        SaveOptions o;
-        o.compact = compact;
-        save_to(w, file, o, progress);
-      },
-      "file"_a, nb::kw_only(), "compact"_a = true, "progress"_a = nb::none(),
-      nb::sig("def save(self, file: str | os.PathLike[str] | typing.BinaryIO, *, "
-              "compact: bool = True, progress: bool | None = None) -> None"),
-      kSaveDoc);
-  static_method<W>(
-      "load",
-      [](const WContext& ctx, nb::handle file, std::optional<theo::u64> max_bytes,
-         std::optional<bool> progress) {
-        return load_from<W>(ctx.s, file, load_options(max_bytes), progress);
-      },
-      "context"_a, "file"_a, nb::kw_only(), "max_bytes"_a = nb::none(), "progress"_a = nb::none(),
-      nb::sig(("def load(context: Context, file: str | os.PathLike[str] | typing.BinaryIO, *, "
-               "max_bytes: int | None = None, progress: bool | None = None) -> " +
-               cls)
-                  .c_str()),
-      kLoadDoc);
-  if (with_pickle) {
-    method<W>(
-        "__reduce_ex__", [](const W& w, int protocol) { return reduce(w, protocol); }, "protocol"_a,
-        "Pickle support: the parameter set (JSON) and to_bytes(); unpickling finds the Context "
-        "through Context.for_parameters.");
-  }
+// The Galois-key selection that key sets (GaloisKeys, EvaluationKeys) take when they are saved and
+// loaded: the keys of some rotations, Galois elements and conjugation; none given: all keys.
+using Rotations = std::optional<std::vector<theo::i64>>;
+using Elements = std::optional<std::vector<u32>>;
+
+std::optional<std::vector<u32>> selection(const theo::Context&) {
+  return std::nullopt;
+}
+std::optional<std::vector<u32>> selection(const theo::Context& ctx, Rotations rotations,
+                                          Elements galois_elements, bool conjugation) {
+  return elements_from(ctx, std::move(rotations), std::move(galois_elements), conjugation);
 }
 
-// GaloisKeys and EvaluationKeys: the same with a subset of rotations on both sides.
-template <typename W>
-void bind_keyset() {
+// What a kind of object adds to the four methods' signatures and documentation.
+struct Extras {
+  const char* sig = "";  // parameters after "*, ", each ending in ", "
+  const char* to_bytes = "";
+  const char* from_bytes = "";
+  const char* save = "";
+  const char* load = "";
+};
+constexpr Extras kGaloisSelection{
+    "rotations: collections.abc.Sequence[int] | None = None, "
+    "galois_elements: collections.abc.Sequence[int] | None = None, conjugation: bool = False, ",
+    " rotations / galois_elements / conjugation: write only these keys (MissingKeyError if one "
+    "is absent); none given: all keys.",
+    " rotations / galois_elements / conjugation: load only these keys (MissingKeyError naming "
+    "the first one the data lacks); none given: all keys.",
+    " rotations / galois_elements / conjugation as for to_bytes().",
+    " rotations / galois_elements / conjugation as for from_bytes()."};
+
+// Unpickling: the object of each picklable class from its bytes (filled by bind_io).
+std::map<std::string, nb::object (*)(const SessionPtr&, nb::handle)>& restorers() {
+  static auto* r = new std::map<std::string, nb::object (*)(const SessionPtr&, nb::handle)>;
+  return *r;
+}
+
+// to_bytes, from_bytes, save, load and (with_pickle) __reduce_ex__ on class W. Sel: the types of
+// the extra keyword parameters (none, or the Galois selection's), named by `sel_args` and
+// described by `extras`.
+template <typename W, typename... Sel, typename... SelArgs>
+void bind_io(bool with_pickle, const Extras& extras, SelArgs... sel_args) {
   const std::string cls = Traits<W>::name;
+  const std::string sel_sig = extras.sig;
+  const auto doc = [](const char* base, const char* extra) { return std::string(base) + extra; };
   method<W>(
       "to_bytes",
-      [](const W& w, bool compact, std::optional<std::vector<theo::i64>> rotations,
-         std::optional<std::vector<u32>> galois_elements, bool conjugation,
-         std::optional<bool> progress) {
+      [](const W& w, bool compact, Sel... sel, std::optional<bool> progress) {
         SaveOptions o;
         o.compact = compact;
-        o.galois_elements = elements_from(*w.s->ctx, rotations, galois_elements, conjugation);
+        o.galois_elements = selection(*w.s->ctx, std::move(sel)...);
         return to_bytes(w, o, progress);
       },
-      "compact"_a = true, nb::kw_only(), "rotations"_a = nb::none(),
-      "galois_elements"_a = nb::none(), "conjugation"_a = false, "progress"_a = nb::none(),
-      (std::string(kToBytesDoc) +
-       " rotations / galois_elements / conjugation: write only these keys (MissingKeyError if "
-       "one is absent); none given: all keys.")
-          .c_str());
+      "compact"_a = true, nb::kw_only(), sel_args..., "progress"_a = nb::none(),
+      doc(kToBytesDoc, extras.to_bytes).c_str());
   static_method<W>(
       "from_bytes",
-      [](const WContext& ctx, nb::handle data, std::optional<std::vector<theo::i64>> rotations,
-         std::optional<std::vector<u32>> galois_elements, bool conjugation,
-         std::optional<theo::u64> max_bytes, std::optional<bool> progress) {
+      [](const WContext& ctx, nb::handle data, Sel... sel, std::optional<theo::u64> max_bytes,
+         std::optional<bool> progress) {
         LoadOptions o = load_options(max_bytes);
-        o.galois_elements = elements_from(*ctx.s->ctx, rotations, galois_elements, conjugation);
+        o.galois_elements = selection(*ctx.s->ctx, std::move(sel)...);
         return from_bytes<W>(ctx.s, data, o, progress);
       },
-      "context"_a, "data"_a, nb::kw_only(), "rotations"_a = nb::none(),
-      "galois_elements"_a = nb::none(), "conjugation"_a = false, "max_bytes"_a = nb::none(),
+      "context"_a, "data"_a, nb::kw_only(), sel_args..., "max_bytes"_a = nb::none(),
       "progress"_a = nb::none(),
-      nb::sig(("def from_bytes(context: Context, data: collections.abc.Buffer, *, "
-               "rotations: collections.abc.Sequence[int] | None = None, "
-               "galois_elements: collections.abc.Sequence[int] | None = None, "
-               "conjugation: bool = False, max_bytes: int | None = None, "
-               "progress: bool | None = None) -> " +
-               cls)
+      nb::sig(("def from_bytes(context: Context, data: collections.abc.Buffer, *, " + sel_sig +
+               "max_bytes: int | None = None, progress: bool | None = None) -> " + cls)
                   .c_str()),
-      (std::string(kFromBytesDoc) +
-       " rotations / galois_elements / conjugation: load only these keys (MissingKeyError naming "
-       "the first one the data lacks); none given: all keys.")
-          .c_str());
+      doc(kFromBytesDoc, extras.from_bytes).c_str());
   method<W>(
       "save",
-      [](const W& w, nb::handle file, bool compact, std::optional<std::vector<theo::i64>> rotations,
-         std::optional<std::vector<u32>> galois_elements, bool conjugation,
-         std::optional<bool> progress) {
+      [](const W& w, nb::handle file, bool compact, Sel... sel, std::optional<bool> progress) {
         SaveOptions o;
         o.compact = compact;
-        o.galois_elements = elements_from(*w.s->ctx, rotations, galois_elements, conjugation);
+        o.galois_elements = selection(*w.s->ctx, std::move(sel)...);
         save_to(w, file, o, progress);
       },
-      "file"_a, nb::kw_only(), "compact"_a = true, "rotations"_a = nb::none(),
-      "galois_elements"_a = nb::none(), "conjugation"_a = false, "progress"_a = nb::none(),
-      nb::sig("def save(self, file: str | os.PathLike[str] | typing.BinaryIO, *, "
-              "compact: bool = True, rotations: collections.abc.Sequence[int] | None = None, "
-              "galois_elements: collections.abc.Sequence[int] | None = None, "
-              "conjugation: bool = False, progress: bool | None = None) -> None"),
-      (std::string(kSaveDoc) + " rotations / galois_elements / conjugation as for to_bytes().")
-          .c_str());
+      "file"_a, nb::kw_only(), "compact"_a = true, sel_args..., "progress"_a = nb::none(),
+      nb::sig(("def save(self, file: str | os.PathLike[str] | typing.BinaryIO, *, "
+               "compact: bool = True, " +
+               sel_sig + "progress: bool | None = None) -> None")
+                  .c_str()),
+      doc(kSaveDoc, extras.save).c_str());
   static_method<W>(
       "load",
-      [](const WContext& ctx, nb::handle file, std::optional<std::vector<theo::i64>> rotations,
-         std::optional<std::vector<u32>> galois_elements, bool conjugation,
-         std::optional<theo::u64> max_bytes, std::optional<bool> progress) {
+      [](const WContext& ctx, nb::handle file, Sel... sel, std::optional<theo::u64> max_bytes,
+         std::optional<bool> progress) {
         LoadOptions o = load_options(max_bytes);
-        o.galois_elements = elements_from(*ctx.s->ctx, rotations, galois_elements, conjugation);
+        o.galois_elements = selection(*ctx.s->ctx, std::move(sel)...);
         return load_from<W>(ctx.s, file, o, progress);
       },
-      "context"_a, "file"_a, nb::kw_only(), "rotations"_a = nb::none(),
-      "galois_elements"_a = nb::none(), "conjugation"_a = false, "max_bytes"_a = nb::none(),
+      "context"_a, "file"_a, nb::kw_only(), sel_args..., "max_bytes"_a = nb::none(),
       "progress"_a = nb::none(),
-      nb::sig(("def load(context: Context, file: str | os.PathLike[str] | typing.BinaryIO, *, "
-               "rotations: collections.abc.Sequence[int] | None = None, "
-               "galois_elements: collections.abc.Sequence[int] | None = None, "
-               "conjugation: bool = False, max_bytes: int | None = None, "
-               "progress: bool | None = None) -> " +
-               cls)
+      nb::sig(("def load(context: Context, file: str | os.PathLike[str] | typing.BinaryIO, *, " +
+               sel_sig + "max_bytes: int | None = None, progress: bool | None = None) -> " + cls)
                   .c_str()),
-      (std::string(kLoadDoc) + " rotations / galois_elements / conjugation as for from_bytes().")
-          .c_str());
+      doc(kLoadDoc, extras.load).c_str());
+  if (!with_pickle) return;
   method<W>(
       "__reduce_ex__", [](const W& w, int protocol) { return reduce(w, protocol); }, "protocol"_a,
       "Pickle support: the parameter set (JSON) and to_bytes(); unpickling finds the Context "
       "through Context.for_parameters.");
+  restorers()[cls] = [](const SessionPtr& s, nb::handle data) {
+    return nb::cast(from_bytes<W>(s, data, LoadOptions{}, false));
+  };
+}
+
+// bind_io of a key set: the Galois selection on every method.
+template <typename W>
+void bind_keyset_io() {
+  bind_io<W, Rotations, Elements, bool>(true, kGaloisSelection, "rotations"_a = nb::none(),
+                                        "galois_elements"_a = nb::none(), "conjugation"_a = false);
 }
 
 // The restore function of pickles, by class name.
 nb::object restore(const std::string& kind, const std::string& json, nb::handle data) {
-  const SessionPtr s = for_parameters(theo::parse_parameters(json), "auto", false, 0);
-  const LoadOptions o;
-  if (kind == "PublicKey") return nb::cast(from_bytes<WPublicKey>(s, data, o, false));
-  if (kind == "RelinKey") return nb::cast(from_bytes<WRelinKey>(s, data, o, false));
-  if (kind == "GaloisKeys") return nb::cast(from_bytes<WGaloisKeys>(s, data, o, false));
-  if (kind == "BootstrappingKeys") {
-    return nb::cast(from_bytes<WBootstrappingKeys>(s, data, o, false));
-  }
-  if (kind == "EvaluationKeys") return nb::cast(from_bytes<WEvaluationKeys>(s, data, o, false));
-  if (kind == "Plaintext") return nb::cast(from_bytes<WPlaintext>(s, data, o, false));
-  if (kind == "Ciphertext") return nb::cast(from_bytes<WCiphertext>(s, data, o, false));
-  throw theo::ParameterError("unpickling: unknown theodosian class '" + kind + "'");
+  const auto it = restorers().find(kind);
+  if (it == restorers().end())
+    throw theo::ParameterError("unpickling: unknown theodosian class '" + kind + "'");
+  return it->second(for_parameters(theo::parse_parameters(json), "auto", false, 0), data);
 }
 
 nb::dict info_dict(const theo::ObjectInfo& info) {
@@ -815,185 +373,11 @@ nb::dict info_dict(const theo::ObjectInfo& info) {
   return d;
 }
 
-// ---- error messages ----------------------------------------------------------------------------
-
-// C++ API names in library messages -> the Python calls that do the same.
-std::string python_message(std::string m) {
-  struct Rule {
-    std::regex re;
-    const char* to;
-  };
-  static const std::vector<Rule> rules = [] {
-    std::vector<Rule> r;
-    const auto add = [&r](const char* re, const char* to) { r.push_back({std::regex(re), to}); };
-    add(R"(KeyGenerator::create_galois_keys\(sk, \{\}, /\*with_conjugation=\*/true\) or KeyGenerator::create_conjugation_key\(sk\))",
-        "keygen.galois_keys(sk, conjugation=True), or add it to existing keys with "
-        "keygen.add_galois_keys(sk, keys, conjugation=True)");
-    add(R"(KeyGenerator::create_galois_keys\(sk, \{(-?[0-9]+)\}\))",
-        "keygen.galois_keys(sk, [$1]), or add it to existing keys with "
-        "keygen.add_galois_keys(sk, keys, rotations=[$1])");
-    add(R"(KeyGenerator::add_galois_keys\(sk, \{([0-9]+)\}, keys\))",
-        "keygen.add_galois_keys(sk, keys, galois_elements=[$1])");
-    add(R"(\(LoadOptions::max_bytes / max_bytes=\))", "(max_bytes=)");
-    add(R"(load_parameter_file / Parameters\.from_file)", "Parameters.from_file / Parameters.load");
-    add(R"(^load_parameters:)", "Parameters.from_bytes / Parameters.load:");
-    add(R"(^load_secret_key:)", "SecretKey.from_bytes / SecretKey.load:");
-    add(R"(^load_public_key:)", "PublicKey.from_bytes / PublicKey.load:");
-    add(R"(^load_relin_key:)", "RelinKey.from_bytes / RelinKey.load:");
-    add(R"(^load_galois_keys:)", "GaloisKeys.from_bytes / GaloisKeys.load:");
-    add(R"(^load_bootstrapping_keys:)", "BootstrappingKeys.from_bytes / BootstrappingKeys.load:");
-    add(R"(^load_evaluation_keys:)", "EvaluationKeys.from_bytes / EvaluationKeys.load:");
-    add(R"(^load_plaintext:)", "Plaintext.from_bytes / Plaintext.load:");
-    add(R"(^load_ciphertext:)", "Ciphertext.from_bytes / Ciphertext.load:");
-    add(R"(^save: )", "save / to_bytes: ");
-    add(R"(\bcreate_(public_key|relin_key|galois_keys|secret_key): )", "KeyGenerator.$1: ");
-    add(R"(\b(Encoder|Evaluator|Encryptor|Decryptor|Bootstrapper|KeyGenerator|LinearTransform|PolynomialEvaluator|EvalMod|Context)::([a-z_]+))",
-        "$1.$2");
-    return r;
-  }();
-  for (const Rule& rule : rules)
-    m = std::regex_replace(m, rule.re, rule.to);
-  return m;
-}
-
-void register_message_translator() {
-  nb::module_ errors = nb::module_::import_("theodosian._errors");
-  static const char* kNames[] = {"Error",        "ParameterError",   "SecurityError",
-                                 "LevelError",   "ScaleError",       "MissingKeyError",
-                                 "ContextError", "OutOfMemoryError", "BackendError"};
-  // Never released: the translator may run until interpreter shutdown.
-  static PyObject* cls[9];
-  for (int i = 0; i < 9; ++i)
-    cls[i] = errors.attr(kNames[i]).inc_ref().ptr();
-  // Registered after bindings.h's translator, so nanobind tries this one first: same classes,
-  // messages in Python terms.
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    const auto set = [](int i, const std::exception& e) {
-      PyErr_SetString(cls[i], python_message(e.what()).c_str());
-    };
-    try {
-      std::rethrow_exception(p);
-    } catch (const theo::SecurityError& e) {
-      set(2, e);
-    } catch (const theo::ParameterError& e) {
-      set(1, e);
-    } catch (const theo::LevelError& e) {
-      set(3, e);
-    } catch (const theo::ScaleError& e) {
-      set(4, e);
-    } catch (const theo::MissingKeyError& e) {
-      set(5, e);
-    } catch (const theo::ContextError& e) {
-      set(6, e);
-    } catch (const theo::OutOfMemoryError& e) {
-      set(7, e);
-    } catch (const theo::BackendError& e) {
-      set(8, e);
-    } catch (const theo::Error& e) {
-      set(0, e);
-    }
-  });
-}
-
 }  // namespace
 
 void register_context(const SessionPtr& s) {
   auto& slot = registry().live[fingerprint_of(s->ctx->params())];
   if (slot.expired()) slot = s;
-}
-
-// ---- HostCiphertext -----------------------------------------------------------------------------
-
-struct WHostCiphertext {
-  SessionPtr s;
-  std::shared_ptr<const theo::HostCiphertext> h;
-};
-
-SaveOptions save_threads(unsigned threads) {
-  SaveOptions o;
-  o.threads = threads;
-  return o;
-}
-
-void bind_host_ciphertext(nb::module_& m) {
-  nb::class_<WHostCiphertext>(
-      m, "HostCiphertext",
-      "A ciphertext in host memory, as Ciphertext.to_bytes / from_bytes split at the device: "
-      "Ciphertext.to_host() and to_device() are the only steps that use the backend (the "
-      "copies); to_bytes() and HostCiphertext.from_bytes() (checksums, every check of "
-      "Ciphertext.from_bytes) run on the CPU without it and release the GIL, so a server holds "
-      "its device only for the copies and encodes on other threads. Page-locked memory on CUDA.")
-      .def_static(
-          "from_bytes",
-          [](const WContext& ctx, nb::handle data, std::optional<theo::u64> max_bytes,
-             unsigned threads) {
-            ByteView view(data);
-            LoadOptions o = load_options(max_bytes);
-            o.threads = threads;
-            std::shared_ptr<const theo::HostCiphertext> h;
-            {
-              nb::gil_scoped_release release;
-              h = std::make_shared<const theo::HostCiphertext>(
-                  theo::load_host_ciphertext(*ctx.s->ctx, view.span(), o));
-            }
-            return WHostCiphertext{ctx.s, std::move(h)};
-          },
-          "context"_a, "data"_a, nb::kw_only(), "max_bytes"_a = nb::none(), "threads"_a = 0u,
-          nb::sig("def from_bytes(context: Context, data: collections.abc.Buffer, *, "
-                  "max_bytes: int | None = None, threads: int = 0) -> HostCiphertext"),
-          "Reads and checks a serialized ciphertext (as Ciphertext.from_bytes, same errors) into "
-          "host memory. threads: for the checksums and word checks (0: every core).")
-      .def(
-          "to_bytes",
-          [](const WHostCiphertext& w, unsigned threads) {
-            const theo::Context& ctx = *w.s->ctx;
-            const theo::u64 size = theo::serialized_size(ctx, *w.h);
-            nb::object out =
-                nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
-            if (!out.is_valid()) throw nb::python_error();
-            {
-              nb::gil_scoped_release release;
-              theo::to_bytes(ctx, *w.h,
-                             {reinterpret_cast<std::uint8_t*>(PyBytes_AS_STRING(out.ptr())), size},
-                             save_threads(threads));
-            }
-            return nb::borrow<nb::bytes>(out);
-          },
-          nb::kw_only(), "threads"_a = 0u,
-          "The bytes Ciphertext.to_bytes() gives for the same ciphertext. threads: for the "
-          "checksums (0: every core).")
-      .def(
-          "to_device",
-          [](const WHostCiphertext& w) {
-            return run_ct(w.s, w.h->real_slots, [&] { return theo::upload(w.s->ctx, *w.h); });
-          },
-          "The Ciphertext on the Context's backend (uploads; a seeded c1 is expanded there).")
-      .def_prop_ro(
-          "context", [](const WHostCiphertext& w) { return WContext{w.s}; }, "Its Context.")
-      .def_prop_ro(
-          "level", [](const WHostCiphertext& w) { return w.h->level; }, "The level.")
-      .def_prop_ro(
-          "is_real", [](const WHostCiphertext& w) { return w.h->real_slots; },
-          "The slots are known to hold real values.")
-      .def_prop_ro(
-          "nbytes", [](const WHostCiphertext& w) { return theo::serialized_size(*w.s->ctx, *w.h); },
-          "The size of to_bytes().");
-  method<WCiphertext>(
-      "to_host",
-      [](const WCiphertext& c, bool compact) {
-        SaveOptions o;
-        o.compact = compact;
-        o.real_slots = c.real;
-        std::shared_ptr<const theo::HostCiphertext> h;
-        {
-          nb::gil_scoped_release release;
-          h = std::make_shared<const theo::HostCiphertext>(theo::download(*c.s->ctx, c.ct, o));
-        }
-        return WHostCiphertext{c.s, std::move(h)};
-      },
-      "compact"_a = true,
-      "Copies the words to host memory (a HostCiphertext; compact: c1 as its seed when the "
-      "ciphertext has one, as to_bytes).");
 }
 
 void bind_serialization(nb::module_& m) {
@@ -1107,7 +491,7 @@ void bind_serialization(nb::module_& m) {
       "Pickle support: unpickles to Context.for_parameters(params).");
 
   // ---- keys and data ----
-  bind_common<WSecretKey>(false);
+  bind_io<WSecretKey>(false, Extras{});
   method<WSecretKey>(
       "__reduce_ex__",
       [](const WSecretKey&, int) -> nb::object {
@@ -1116,12 +500,12 @@ void bind_serialization(nb::module_& m) {
             "with secret_key.save(path) and SecretKey.load(context, path)");
       },
       "protocol"_a, "Refuses pickling (see save / load).");
-  bind_common<WPublicKey>(true);
-  bind_common<WRelinKey>(true);
-  bind_keyset<WGaloisKeys>();
-  bind_common<WBootstrappingKeys>(true);
-  bind_common<WPlaintext>(true);
-  bind_common<WCiphertext>(true);
+  bind_io<WPublicKey>(true, Extras{});
+  bind_io<WRelinKey>(true, Extras{});
+  bind_keyset_io<WGaloisKeys>();
+  bind_io<WBootstrappingKeys>(true, Extras{});
+  bind_io<WPlaintext>(true, Extras{});
+  bind_io<WCiphertext>(true, Extras{});
   bind_host_ciphertext(m);
 
   property<WPublicKey>(
@@ -1207,7 +591,7 @@ void bind_serialization(nb::module_& m) {
         if (r.ends_with(", ")) r.resize(r.size() - 2);
         return r + ")";
       });
-  bind_keyset<WEvaluationKeys>();
+  bind_keyset_io<WEvaluationKeys>();
 }
 
 }  // namespace theopy

@@ -28,8 +28,8 @@ ab_rounds() {
   done
 }
 
-# ab_summary [--verdict]: the summary of every round to stdout and $out/summary.txt (and
-# $out/summary.json).
+# ab_summary [--verdict] [--tolerance PCT]: the summary of every round to stdout and
+# $out/summary.txt (and $out/summary.json).
 ab_summary() {
   python3 "$(dirname "${BASH_SOURCE[0]}")/ab_summary.py" "$out" "$@" ${old:+old} new |
     tee "$out/summary.txt"

@@ -1,11 +1,12 @@
 """A/B summary of the GPU scripts (architecture.sh, backend-split.sh): median bootstrap time (each
 run's first bootstrap dropped) and op medians per binary, new / old.
 
-    python3 scripts/gpu/ab_summary.py OUT [--verdict] LABEL...
+    python3 scripts/gpu/ab_summary.py OUT [--verdict] [--tolerance PCT] LABEL...
 
 Reads OUT/boot-{graph,eager}-LABEL-*.log (theo_boot_demo) and OUT/ops-LABEL-*.json (theo_bench),
-prints one line per measurement and writes OUT/summary.json. --verdict: also judge each bootstrap
-time new/old against 2% (the "verdict" entry of summary.json).
+prints one line per measurement and writes OUT/summary.json. --verdict: also judge each time
+new/old against the tolerance, PCT percent either way (default 2), bootstraps and ops alike (the
+"verdict" entry of summary.json).
 """
 import glob
 import json
@@ -17,6 +18,11 @@ import sys
 def main(argv):
     out, rest = argv[0], argv[1:]
     with_verdict = "--verdict" in rest
+    tolerance = 2.0
+    if "--tolerance" in rest:
+        at = rest.index("--tolerance")
+        tolerance = float(rest[at + 1])
+        rest = rest[:at] + rest[at + 2:]
     labels = [a for a in rest if a != "--verdict"]
     res = {}
     for label in labels:
@@ -44,9 +50,10 @@ def main(argv):
         line = f"{k:28s} new {n:9.2f}"
         if o:
             line += f"  old {o:9.2f}  new/old {n / o:.3f}"
-            if with_verdict and k.startswith("boot_"):
-                verdict[k] = {"new_over_old": n / o, "within_2_percent": n / o <= 1.02}
-                line += "  within 2%" if n / o <= 1.02 else "  SLOWER than 2%"
+            if with_verdict:
+                ok = abs(n / o - 1) <= tolerance / 100
+                verdict[k] = {"new_over_old": n / o, "tolerance_percent": tolerance, "within": ok}
+                line += f"  within {tolerance:g}%" if ok else f"  OUTSIDE {tolerance:g}%"
         print(line)
     if with_verdict:
         res["verdict"] = verdict

@@ -49,7 +49,7 @@ fi
 # 2. The levers: bootparam_40 (baseline, each lever, the kept set), the two Table IV presets and
 #    bootparam_35 (baseline and the kept set).
 kept="inplace_constants+lazy_polynomial+slot_to_coeff_first"
-configs40="${CONFIGS:-baseline,inplace_constants,lazy_polynomial,slot_to_coeff_first,lockstep_evalmod,inplace_constants+lazy_polynomial,$kept}"
+configs40="${CONFIGS:-baseline,inplace_constants,lazy_polynomial,slot_to_coeff_first,batched_evalmod,inplace_constants+lazy_polynomial,$kept}"
 run_levers() {  # name, then theo_boot_levers arguments
   local name="$1"; shift
   echo "== theo_boot_levers $name: $*"

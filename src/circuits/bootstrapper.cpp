@@ -365,15 +365,15 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   // The real and imaginary parts go through the same circuit, independent until the sum. With
   // pipelining, the real part runs on the backend's second stream while the imaginary part runs
   // on the first, so each part's small kernels fill what the other leaves idle (Theodosian
-  // §IV-B). Without it but with multi-poly caching they run in lockstep as one batch
+  // §IV-B). Without it but with multi-poly caching they run as one group, batched
   // (EvalMod::evaluate_batch: each key switch and rescale one set of launches over both, the
-  // relinearization key read once); Optimizations::lockstep_evalmod asks for the lockstep batch
+  // relinearization key read once); Optimizations::batched_evalmod asks for the batched group
   // even where the two streams are available. On the H200 the two streams won in a graph (16.5
   // against 17.2 ms for bootparam_40; docs/performance-journal.md). Same words either way.
   const ExecutionPolicy& policy = ctx_->policy();
   WorkLanes lanes = plan_work_lanes(policy, 2, be.forked());
-  if (policy.optimizations().lockstep_evalmod && policy.multi_poly_caching()) {
-    lanes = WorkLanes::kLockstep;
+  if (policy.optimizations().batched_evalmod && policy.multi_poly_caching()) {
+    lanes = WorkLanes::kBatched;
   }
   if (lanes == WorkLanes::kTwoStreams) {
     ForkScope fork(be);
@@ -381,7 +381,7 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
     be.end_fork();
     mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, static_cast<double>(m.gain));
     fork.join();
-  } else if (lanes == WorkLanes::kLockstep) {
+  } else if (lanes == WorkLanes::kBatched) {
     const Ciphertext* const both[] = {&parts.re, &parts.im};
     std::vector<Ciphertext> r =
         m.mod->evaluate_batch(pe, m.ev, keys.relin, both, static_cast<double>(m.gain));

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "circuits/lockstep.h"
+#include "circuits/ciphertext_group.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -227,16 +227,16 @@ std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, c
     x *= amp[0];
   // v = y - 1 / (4K + 1), z = 2 v^2 - 1 (the factor 2 rides on one operand, exactly), then the
   // series in z.
-  const detail::LockstepOps ops(ev, rlk);
-  detail::Batch v;
+  const detail::GroupOps ops(ev, rlk);
+  detail::CiphertextGroup v;
   for (const Ciphertext* c : cts)
     v.push_back(ev.add_const(*c, input_shift(params_.k_bound)));
-  detail::Batch z = ops.mul_relin_rescale(v, v, 2);
+  detail::CiphertextGroup z = ops.mul_relin_rescale(v, v, 2);
   ops.add_const_inplace(z, -1.0);
-  detail::Batch c = pe.evaluate_batch(detail::pointers_of(z), cs);
+  detail::CiphertextGroup c = pe.evaluate_batch(detail::pointers_of(z), cs);
   for (u32 j = 0; j < r; ++j) {
     // The integer factor rides on one operand (exact), so relinearization and rescale merge.
-    detail::Batch sq = ops.mul_relin_rescale(c, c, k[j]);
+    detail::CiphertextGroup sq = ops.mul_relin_rescale(c, c, k[j]);
     ops.add_const_inplace(sq, -amp[j + 1]);
     c = std::move(sq);
   }

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "circuits/lockstep.h"
+#include "circuits/ciphertext_group.h"
 #include "circuits/polynomial_lazy.h"
 #include "theo/errors.h"
 
@@ -16,8 +16,8 @@ namespace theo {
 
 namespace {
 
-using detail::Batch;
-using detail::LockstepOps;
+using detail::CiphertextGroup;
+using detail::GroupOps;
 
 u32 ceil_log2(u32 x) {
   return x <= 1 ? 0 : static_cast<u32>(std::bit_width(x - 1));
@@ -25,7 +25,7 @@ u32 ceil_log2(u32 x) {
 
 // A partial result: ciphertexts, or (when every non-constant coefficient is zero) a constant.
 struct Partial {
-  std::optional<Batch> ct;
+  std::optional<CiphertextGroup> ct;
   double constant = 0;
 };
 
@@ -33,23 +33,23 @@ struct Partial {
 // levels on demand.
 class ChebyshevBasis {
  public:
-  ChebyshevBasis(const LockstepOps& ops, Batch y) : ops_(ops), top_(y.front().level()) {
+  ChebyshevBasis(const GroupOps& ops, CiphertextGroup y) : ops_(ops), top_(y.front().level()) {
     natural_.emplace(1u, std::move(y));
   }
 
   u32 level_of(u32 i) const { return top_ - ceil_log2(i); }
   u32 top() const { return top_; }
 
-  const Batch& get(u32 i) {
+  const CiphertextGroup& get(u32 i) {
     auto it = natural_.find(i);
     if (it != natural_.end()) return it->second;
-    Batch t = compute(i);
+    CiphertextGroup t = compute(i);
     return natural_.emplace(i, std::move(t)).first->second;
   }
 
   // T_i at `level` (<= its natural level), at that level's default scale.
-  const Batch& at(u32 i, u32 level) {
-    const Batch& nat = get(i);
+  const CiphertextGroup& at(u32 i, u32 level) {
+    const CiphertextGroup& nat = get(i);
     if (nat.front().level() == level) return nat;
     const auto key = std::make_pair(i, level);
     auto it = lowered_.find(key);
@@ -58,12 +58,12 @@ class ChebyshevBasis {
   }
 
  private:
-  Batch compute(u32 i) {
+  CiphertextGroup compute(u32 i) {
     if (std::has_single_bit(i)) {
       // T_2m = 2 T_m^2 - 1 (relinearization merged with the rescale; the factor 2 rides on one
       // operand, exactly)
-      const Batch& t = get(i / 2);
-      Batch sq = ops_.mul_relin_rescale(t, t, 2);
+      const CiphertextGroup& t = get(i / 2);
+      CiphertextGroup sq = ops_.mul_relin_rescale(t, t, 2);
       ops_.add_const_inplace(sq, -1.0);
       return sq;
     }
@@ -71,20 +71,20 @@ class ChebyshevBasis {
     const u32 m = u32{1} << (ceil_log2(i) - 1);
     const u32 n = i - m;
     const u32 lv = level_of(m);
-    Batch prod = ops_.mul_relin_rescale(at(m, lv), at(n, lv), 2);
+    CiphertextGroup prod = ops_.mul_relin_rescale(at(m, lv), at(n, lv), 2);
     ops_.sub_inplace(prod, at(m - n, lv - 1));
     return prod;
   }
 
-  const LockstepOps& ops_;
+  const GroupOps& ops_;
   u32 top_;
-  std::map<u32, Batch> natural_;
-  std::map<std::pair<u32, u32>, Batch> lowered_;
+  std::map<u32, CiphertextGroup> natural_;
+  std::map<std::pair<u32, u32>, CiphertextGroup> lowered_;
 };
 
 class Recursion {
  public:
-  Recursion(const LockstepOps& ops, ChebyshevBasis& basis, u32 baby)
+  Recursion(const GroupOps& ops, ChebyshevBasis& basis, u32 baby)
       : ops_(ops), basis_(basis), baby_(baby) {}
 
   // Evaluates sum_i c[i] T_i at a level >= target (target <= top - ceil(log2(deg + 1))).
@@ -105,12 +105,12 @@ class Recursion {
     }
     Partial pq = eval(q, target + 1);
     Partial pr = eval(r, target);
-    Batch prod;
+    CiphertextGroup prod;
     if (!pq.ct) {
       prod = scaled_term(pq.constant, g);
     } else {
       const u32 lv = std::min(pq.ct->front().level(), basis_.level_of(g));
-      const Batch qa =
+      const CiphertextGroup qa =
           pq.ct->front().level() == lv ? std::move(*pq.ct) : ops_.level_down(*pq.ct, lv);
       prod = ops_.mul_relin_rescale(qa, basis_.at(g, lv));
     }
@@ -122,9 +122,9 @@ class Recursion {
   }
 
  private:
-  Batch scaled_term(double coeff, u32 i) {
+  CiphertextGroup scaled_term(double coeff, u32 i) {
     const u32 lv = basis_.level_of(i);
-    const Batch& t = basis_.get(i);
+    const CiphertextGroup& t = basis_.get(i);
     return ops_.rescale(ops_.multiply_const(t, coeff, ops_.ev().context()->default_scale(lv)));
   }
 
@@ -134,19 +134,19 @@ class Recursion {
   Partial leaf(const std::vector<double>& c, u32 d) {
     const u32 lv = basis_.level_of(d);
     const long double delta = ops_.ev().context()->default_scale(lv);
-    std::vector<const Batch*> terms;
+    std::vector<const CiphertextGroup*> terms;
     std::vector<double> coeffs;
     for (u32 i = 1; i <= d; ++i) {
       if (c[i] == 0) continue;
       terms.push_back(&basis_.get(i));
       coeffs.push_back(c[i]);
     }
-    Batch acc = ops_.linear_combination(terms, coeffs, lv, delta * delta);
+    CiphertextGroup acc = ops_.linear_combination(terms, coeffs, lv, delta * delta);
     if (c[0] != 0) ops_.add_const_inplace(acc, c[0]);
     return Partial{ops_.rescale(acc), 0};
   }
 
-  Batch add_aligned(Batch a, Batch b) {
+  CiphertextGroup add_aligned(CiphertextGroup a, CiphertextGroup b) {
     const u32 la = a.front().level(), lb = b.front().level();
     if (la > lb) a = ops_.level_down(a, lb);
     if (lb > la) b = ops_.level_down(b, la);
@@ -154,7 +154,7 @@ class Recursion {
     return a;
   }
 
-  const LockstepOps& ops_;
+  const GroupOps& ops_;
   ChebyshevBasis& basis_;
   u32 baby_;
 };
@@ -210,7 +210,7 @@ std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciph
     if (cts[i]->level() != ct.level() || cts[i]->scale() != ct.scale()) {
       throw ParameterError("PolynomialEvaluator::evaluate_batch: ciphertext " + std::to_string(i) +
                            " is not at the level and scale of the first (the batch runs in "
-                           "lockstep)");
+                           "as one group)");
     }
   }
   const u32 need = levels_consumed(ct, p);
@@ -219,8 +219,8 @@ std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciph
                      std::to_string(need) + " levels, the input is at level " +
                      std::to_string(ct.level()));
   }
-  const LockstepOps ops(ev_, rlk_);
-  Batch y;
+  const GroupOps ops(ev_, rlk_);
+  CiphertextGroup y;
   for (const Ciphertext* c : cts)
     y.push_back(needs_affine(ct, p) ? affine_to_unit(*c, p.a, p.b) : ev_.clone(*c));
   const u32 d = p.degree();
@@ -230,7 +230,7 @@ std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciph
                      " is above the level the evaluation reaches (" + std::to_string(target) + ")");
   }
   if (ev_.context()->policy().optimizations().circuits.lazy_polynomial) {
-    Batch out = detail::evaluate_lazy(ops, std::move(y), p, target);
+    CiphertextGroup out = detail::evaluate_lazy(ops, std::move(y), p, target);
     const u32 final_level = output_level.value_or(target);
     if (out.front().level() > final_level) out = ops.level_down(out, final_level);
     return out;
@@ -239,7 +239,7 @@ std::vector<Ciphertext> PolynomialEvaluator::evaluate_batch(std::span<const Ciph
   const u32 baby = u32{1} << ((depth(d) + 1) / 2);
   Recursion rec(ops, basis, baby);
   Partial res = rec.eval(p.coeffs, target);
-  Batch out;
+  CiphertextGroup out;
   if (res.ct) {
     out = std::move(*res.ct);
   } else {

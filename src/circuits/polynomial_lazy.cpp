@@ -44,32 +44,32 @@ u32 degree_of(const std::vector<double>& c) {
 
 // A partial result: ciphertexts, or (when every non-constant coefficient is zero) a constant.
 struct Partial {
-  std::optional<Batch> ct;
+  std::optional<CiphertextGroup> ct;
   double constant = 0;
 };
 
 // T_i at its natural level top - ceil(log2 i), at whatever scale its products give.
 class LazyBasis {
  public:
-  LazyBasis(const LockstepOps& ops, Batch y) : ops_(ops), top_(y.front().level()) {
+  LazyBasis(const GroupOps& ops, CiphertextGroup y) : ops_(ops), top_(y.front().level()) {
     natural_.emplace(1u, std::move(y));
   }
 
   u32 level_of(u32 i) const { return top_ - ceil_log2(i); }
   u32 top() const { return top_; }
 
-  const Batch& get(u32 i) {
+  const CiphertextGroup& get(u32 i) {
     auto it = natural_.find(i);
     if (it != natural_.end()) return it->second;
-    Batch t = compute(i);
+    CiphertextGroup t = compute(i);
     return natural_.emplace(i, std::move(t)).first->second;
   }
 
   // T_i as it is read at `level` (<= its natural level): the natural ciphertexts when their
   // modulus holds Q_level as a window (the Evaluator reads their limbs in place), else a copy
   // lowered to `level` at Delta_level.
-  const Batch& at(u32 i, u32 level) {
-    const Batch& nat = get(i);
+  const CiphertextGroup& at(u32 i, u32 level) {
+    const CiphertextGroup& nat = get(i);
     if (window(nat.front().level(), level)) return nat;
     const auto key = std::make_pair(i, level);
     auto it = lowered_.find(key);
@@ -86,12 +86,12 @@ class LazyBasis {
     return dst.first_id >= src.first_id && dst.first_id + dst.limbs <= src.first_id + src.limbs;
   }
 
-  Batch compute(u32 i) {
+  CiphertextGroup compute(u32 i) {
     if (std::has_single_bit(i)) {
       // T_2m = 2 T_m^2 - 1: the factor 2 rides on one operand (exactly), the constant is added
       // at the product's scale, whatever it is.
-      const Batch& t = get(i / 2);
-      Batch sq = ops_.mul_relin_rescale(t, t, 2);
+      const CiphertextGroup& t = get(i / 2);
+      CiphertextGroup sq = ops_.mul_relin_rescale(t, t, 2);
       ops_.add_const_inplace(sq, -1.0);
       return sq;
     }
@@ -100,24 +100,24 @@ class LazyBasis {
     const u32 m = u32{1} << (ceil_log2(i) - 1);
     const u32 n = i - m;
     const u32 lv = level_of(m);
-    const Batch& tm = at(m, lv);
-    const Batch& tn = at(n, lv);
+    const CiphertextGroup& tm = at(m, lv);
+    const CiphertextGroup& tn = at(n, lv);
     const long double s = tm.front().scale() * tn.front().scale();
-    const std::vector<const Batch*> terms = {&at(m - n, lv)};
+    const std::vector<const CiphertextGroup*> terms = {&at(m - n, lv)};
     const double minus_one[] = {-1.0};
-    const Batch sub = ops_.linear_combination(terms, minus_one, lv, s);
+    const CiphertextGroup sub = ops_.linear_combination(terms, minus_one, lv, s);
     return ops_.mul_sum_relin_rescale({&tm}, {&tn}, lv, &sub, 2);
   }
 
-  const LockstepOps& ops_;
+  const GroupOps& ops_;
   u32 top_;
-  std::map<u32, Batch> natural_;
-  std::map<std::pair<u32, u32>, Batch> lowered_;
+  std::map<u32, CiphertextGroup> natural_;
+  std::map<std::pair<u32, u32>, CiphertextGroup> lowered_;
 };
 
 class LazyRecursion {
  public:
-  LazyRecursion(const LockstepOps& ops, LazyBasis& basis, u32 baby)
+  LazyRecursion(const GroupOps& ops, LazyBasis& basis, u32 baby)
       : ops_(ops), basis_(basis), baby_(baby) {}
 
   // sum_i c[i] T_i exactly at level `level` and scale `scale`.
@@ -149,7 +149,7 @@ class LazyRecursion {
     const long double product_scale = scale * ctx.level(level + 1).rescale_ratio;
     std::vector<double> leaf_coeffs = rem;
     leaf_coeffs.resize(d + 1, 0.0);
-    std::vector<Batch> factors;
+    std::vector<CiphertextGroup> factors;
     factors.reserve(pieces.size());
     std::vector<u32> gs;
     for (const auto& [q, gj] : pieces) {
@@ -166,13 +166,13 @@ class LazyRecursion {
       if (dl == 0) return Partial{std::nullopt, leaf_coeffs[0]};
       return Partial{leaf(leaf_coeffs, dl, level, scale), 0};
     }
-    std::vector<const Batch*> a, b;
+    std::vector<const CiphertextGroup*> a, b;
     for (std::size_t j = 0; j < factors.size(); ++j) {
       a.push_back(&factors[j]);
       b.push_back(&basis_.at(gs[j], level + 1));
     }
-    std::optional<Batch> addend = unrescaled_leaf(leaf_coeffs, level + 1, product_scale);
-    Batch out = ops_.mul_sum_relin_rescale(a, b, level + 1, addend ? &*addend : nullptr);
+    std::optional<CiphertextGroup> addend = unrescaled_leaf(leaf_coeffs, level + 1, product_scale);
+    CiphertextGroup out = ops_.mul_sum_relin_rescale(a, b, level + 1, addend ? &*addend : nullptr);
     if (!addend && leaf_coeffs[0] != 0) ops_.add_const_inplace(out, leaf_coeffs[0]);
     return Partial{std::move(out), 0};
   }
@@ -180,18 +180,19 @@ class LazyRecursion {
  private:
   // sum_(i <= d) c_i T_i at level `level` + 1 and scale `scale` r_(level+1), rescaled onto
   // (level, scale).
-  Batch leaf(const std::vector<double>& c, u32 d, u32 level, long double scale) {
+  CiphertextGroup leaf(const std::vector<double>& c, u32 d, u32 level, long double scale) {
     const long double s = scale * ops_.ev().context()->level(level + 1).rescale_ratio;
     std::vector<double> cc(c.begin(), c.begin() + d + 1);
-    std::optional<Batch> acc = unrescaled_leaf(cc, level + 1, s);
+    std::optional<CiphertextGroup> acc = unrescaled_leaf(cc, level + 1, s);
     if (!acc) throw LevelError("evaluate_lazy: a leaf without terms");  // d > 0 guarantees one
     return ops_.rescale(*acc);
   }
 
   // sum_i c_i T_i (constant included) at `level` and `scale`, every T_i read in place where it
   // can be; nullopt when no T_i term is nonzero.
-  std::optional<Batch> unrescaled_leaf(const std::vector<double>& c, u32 level, long double scale) {
-    std::vector<const Batch*> terms;
+  std::optional<CiphertextGroup> unrescaled_leaf(const std::vector<double>& c, u32 level,
+                                                 long double scale) {
+    std::vector<const CiphertextGroup*> terms;
     std::vector<double> coeffs;
     for (u32 i = 1; i < c.size(); ++i) {
       if (c[i] == 0) continue;
@@ -199,19 +200,20 @@ class LazyRecursion {
       coeffs.push_back(c[i]);
     }
     if (terms.empty()) return std::nullopt;
-    Batch acc = ops_.linear_combination(terms, coeffs, level, scale);
+    CiphertextGroup acc = ops_.linear_combination(terms, coeffs, level, scale);
     if (c[0] != 0) ops_.add_const_inplace(acc, c[0]);
     return acc;
   }
 
-  const LockstepOps& ops_;
+  const GroupOps& ops_;
   LazyBasis& basis_;
   u32 baby_;
 };
 
 }  // namespace
 
-Batch evaluate_lazy(const LockstepOps& ops, Batch y, const ChebyshevSeries& p, u32 target) {
+CiphertextGroup evaluate_lazy(const GroupOps& ops, CiphertextGroup y, const ChebyshevSeries& p,
+                              u32 target) {
   const Context& ctx = *ops.ev().context();
   const u32 d = p.degree();
   LazyBasis basis(ops, std::move(y));
@@ -220,7 +222,8 @@ Batch evaluate_lazy(const LockstepOps& ops, Batch y, const ChebyshevSeries& p, u
   Partial res = rec.eval(p.coeffs, target, ctx.default_scale(target));
   if (res.ct) return std::move(*res.ct);
   // A constant series: 0 * T_1 + c.
-  Batch out = ops.rescale(ops.multiply_const(basis.get(1), 0.0, ctx.default_scale(basis.top())));
+  CiphertextGroup out =
+      ops.rescale(ops.multiply_const(basis.get(1), 0.0, ctx.default_scale(basis.top())));
   ops.add_const_inplace(out, res.constant);
   if (out.front().level() > target) out = ops.level_down(out, target);
   return out;

@@ -2,7 +2,7 @@
 // Paterson-Stockmeyer with lazy relinearization and rescaling (internal to the circuits layer;
 // Optimizations::Circuits::lazy_polynomial, docs/bootstrapping.md "Polynomial evaluation").
 
-#include "circuits/lockstep.h"
+#include "circuits/ciphertext_group.h"
 #include "theo/circuits/chebyshev.h"
 
 namespace theo::detail {
@@ -12,6 +12,7 @@ namespace theo::detail {
 // piece p = q_0 T_g0 + q_1 T_g1 + ... + leaf is summed as tensor products plus an unrescaled
 // leaf, relinearized and rescaled once; each q_j lands exactly on the level and scale its product
 // needs, so no level_down is issued.
-Batch evaluate_lazy(const LockstepOps& ops, Batch y, const ChebyshevSeries& p, u32 target);
+CiphertextGroup evaluate_lazy(const GroupOps& ops, CiphertextGroup y, const ChebyshevSeries& p,
+                              u32 target);
 
 }  // namespace theo::detail

@@ -166,7 +166,7 @@ Ciphertext MergedReduction::apply(const Evaluator& ev, std::span<const Ciphertex
                        " and " + std::to_string(slots_) + " slots");
     }
   }
-  // Per-input steps, all inputs in lockstep (their key switches batch together).
+  // Per-input steps, all inputs as one group (their key switches batch together).
   std::vector<Ciphertext> acc;
   acc.reserve(cts.size());
   for (const Ciphertext* c : cts)

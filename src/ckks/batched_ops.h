@@ -2,12 +2,13 @@
 // How the scheme layer issues a set of like ops, by the Context's ExecutionPolicy. Either way the
 // same words (tests/ckks/test_ckks_fusion.cpp, tests/ckks/test_ckks_key_switch_batch.cpp).
 //
-// Fusion (Optimizations::fusion): ModUp, ModDown, rescale, extend and ModRaise use out-of-place
+// Fusion (Optimizations::fusion): ModUp, ModDown, rescale, lifting and ModRaise use out-of-place
 // transforms and copies fused into a transform's read (Backend::ntt / intt with src and echo),
 // ModDown's and rescale's tail rides on the NTT's last phase (Backend::ntt_sub_mul_scalar, Cheddar
 // Seq.3), and a batch of transforms over different bases is one backend call. Without it: a copy
 // before every in-place transform of a kept input, a separate sub_mul_scalar, one transform call
-// per run of same-Basis polys (ntt_per_basis). Callers test ctx.policy().fusion().
+// per run of same-Basis polys (ntt_per_basis). Callers pass their plan's (key switching) or their
+// policy's choice.
 //
 // Multi-poly caching (Optimizations::multi_poly_caching): several conversions in one
 // Backend::bconv_matmul_batch call, which the GPU runs as one launch over all of them (a ModUp's
@@ -19,9 +20,8 @@
 
 namespace theo::detail {
 
-inline void bconv_matmul_jobs(const Context& ctx, std::span<const BConvJob> jobs) {
-  Backend& be = ctx.backend();
-  if (ctx.policy().multi_poly_caching()) {
+inline void bconv_matmul_jobs(Backend& be, std::span<const BConvJob> jobs, bool batched) {
+  if (batched) {
     be.bconv_matmul_batch(jobs);
     return;
   }

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <string>
 
-#include "theo/ckks/key_switch_tuning.h"
 #include "theo/errors.h"
 #include "theo/math/fingerprint.h"
 #include "theo/math/security.h"
@@ -17,27 +16,13 @@ std::atomic<u64> g_next_context_id{1};
 }  // namespace
 
 std::shared_ptr<const Context> Context::create(const ParameterSet& params,
-                                               const ContextOptions& options) {
-  std::shared_ptr<Context> ctx(new Context(params, options));
-  if (ctx->plan_key_switching()) {
-    // No valid table and tune_if_missing: measure every candidate at every level now (the
-    // tables of all of them are built), write the table, and plan with it.
-    const TuningOptions& t = ctx->policy_.key_switching().tuning;
-    const TuningTable table = tune_key_switching(ctx, {});
-    TuningReport& report = ctx->tuning_report_;
-    report.tuned = true;
-    if (!report.file.empty()) {
-      report.save_error = save_tuning_table(table, report.file);
-      if (!report.save_error.empty())
-        emit_warning(t, "the key-switch tuning table cannot be written: " + report.save_error +
-                            "; this Context uses it, later ones will measure again");
-    }
-    ctx->set_planner(&table);
-  }
-  return ctx;
+                                               const ContextOptions& options,
+                                               const TuningTable* table) {
+  return std::shared_ptr<const Context>(new Context(params, options, table));
 }
 
-Context::Context(const ParameterSet& params, const ContextOptions& options)
+Context::Context(const ParameterSet& params, const ContextOptions& options,
+                 const TuningTable* table)
     : id_(g_next_context_id.fetch_add(1)),
       params_(params),
       options_(options),
@@ -83,6 +68,13 @@ Context::Context(const ParameterSet& params, const ContextOptions& options)
     throw ParameterError("ContextOptions: make_backend / wrap_backend gave no backend");
   backend_->set_bconv_refined(policy_.bconv_refined());  // before the tables' plans
   build_levels();
+  const std::optional<TuningTable> used = choose_tuning_table(table);
+  std::vector<LevelShape> shapes;
+  for (const LevelData& lv : levels_)
+    shapes.push_back({lv.limbs, static_cast<u32>(lv.digits.size())});
+  planner_ = std::make_unique<const KeySwitchPlanner>(
+      policy_, backend_->l2_bytes(), ring_.n(), alpha_, std::move(shapes), used ? &*used : nullptr);
+  build_output_chunk_plans();
 }
 
 TuningKey Context::tuning_key() const {
@@ -91,9 +83,9 @@ TuningKey Context::tuning_key() const {
   key.parameters = fingerprint_hex(parameter_fingerprint(params_));
   key.log_n = ring_.log_n;
   key.alpha = alpha_;
-  for (u32 l = 0; l < levels_.size(); ++l)
-    key.levels.push_back(planner_->key_switch_shape(l));
-  key.cache_bytes = planner_->cache_bytes();
+  for (const LevelData& lv : levels_)
+    key.levels.push_back({lv.limbs, static_cast<u32>(lv.digits.size()), alpha_, ring_.n()});
+  key.cache_bytes = planned_cache_bytes(policy_.optimizations(), backend_->l2_bytes());
   const Optimizations& o = policy_.optimizations();
   for (const auto& [on, name] : {std::pair{o.fusion, "fusion"},
                                  {o.bconv_refined, "bconv_refined"},
@@ -107,44 +99,40 @@ TuningKey Context::tuning_key() const {
   return key;
 }
 
-void Context::set_planner(const TuningTable* table) {
-  std::vector<LevelShape> shapes;
-  for (const LevelData& lv : levels_)
-    shapes.push_back({lv.limbs, static_cast<u32>(lv.digits.size())});
-  planner_ = std::make_unique<const KeySwitchPlanner>(policy_, backend_->l2_bytes(), ring_.n(),
-                                                      alpha_, std::move(shapes), table);
-}
-
-bool Context::plan_key_switching() {
+std::optional<TuningTable> Context::choose_tuning_table(const TuningTable* given) {
   const KeySwitchOptions& ks = policy_.key_switching();
-  set_planner(nullptr);  // the shapes tuning_key() reads
-  std::optional<TuningTable> table;
-  bool tune = false;
-  tuning_report_.status = TuningLoadStatus::kNotUsed;
-  if (ks.dataflow == Dataflow::kAuto && ks.tuning.use_table) {
-    const TuningKey key = tuning_key();
-    TuningReport& r = tuning_report_;
-    if (ks.tuning.directory.empty()) {
-      r.status = TuningLoadStatus::kMissing;
-    } else {
-      r.file = tuning_file(ks.tuning.directory, key);
-      TuningLoad load = load_tuning_table(r.file, key);
-      r.status = load.status;
-      r.message = load.message;
-      if (load.status == TuningLoadStatus::kLoaded) {
-        table = std::move(load.table);
-      } else if (load.status != TuningLoadStatus::kMissing) {
-        emit_warning(ks.tuning, r.message);
-      }
+  TuningReport& r = tuning_report_;
+  r.status = TuningLoadStatus::kNotUsed;
+  if (ks.dataflow != Dataflow::kAuto || (given == nullptr && !ks.tuning.use_table)) return {};
+  const TuningKey key = tuning_key();
+  if (!ks.tuning.directory.empty()) r.file = tuning_file(ks.tuning.directory, key);
+  if (given != nullptr) {
+    if (const std::string why = stale_reason(given->key(), key); !why.empty()) {
+      r.status = TuningLoadStatus::kStale;
+      r.message = "the tuning table given to Context::create is stale: " + why + "; ignored";
+      emit_warning(ks.tuning, r.message);
+      return {};
     }
-    tune = !table && ks.tuning.tune_if_missing;
+    r.status = TuningLoadStatus::kGiven;
+    return *given;
   }
-  set_planner(table ? &*table : nullptr);
-  build_output_chunk_plans(tune);
-  return tune;
+  if (r.file.empty()) {
+    r.status = TuningLoadStatus::kMissing;
+    return {};
+  }
+  TuningLoad load = load_tuning_table(r.file, key);
+  r.status = load.status;
+  r.message = load.message;
+  if (load.status != TuningLoadStatus::kLoaded && load.status != TuningLoadStatus::kMissing)
+    emit_warning(ks.tuning, r.message);
+  return std::move(load.table);
 }
 
 Context::~Context() = default;
+
+const LevelDataflow& Context::key_switch_dataflow(u32 level) const {
+  return planner_->dataflow(level);
+}
 
 const LevelData& Context::level(u32 l) const {
   if (l >= levels_.size()) {

@@ -2,7 +2,7 @@
 
 #include "ckks/checks.h"
 #include "ckks/rns_util.h"
-#include "theo/ckks/key_switch_stages.h"
+#include "theo/ckks/key_switcher.h"
 #include "theo/errors.h"
 
 namespace theo {
@@ -92,8 +92,8 @@ Ciphertext Encryptor::encrypt_impl(const RnsPoly* message, u32 level, long doubl
     polys.push_back(be.make_poly(lv.q_basis));
     polys.push_back(be.make_poly(lv.q_basis));
     const PolyRef in[] = {c0.ref(), c1.ref()};
-    const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
-    KeySwitchStages(*ctx_).mod_down(in, out, level);
+    const PolyRef out0[] = {polys[0].ref()}, out1[] = {polys[1].ref()};
+    KeySwitcher(ctx_).run({.level = level, .extended = in, .out0 = out0, .out1 = out1});
   }
   if (message != nullptr) be.add(polys[0].cref(), message->cref(), polys[0].ref());
   Ciphertext ct(ctx_->id(), level, scale, slots, std::move(polys));

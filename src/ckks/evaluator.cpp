@@ -309,15 +309,13 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const RelinKey& rlk) cons
   detail::require_usable(*ctx_, a, "relinearize: ciphertext");
   detail::require_usable(*ctx_, rlk, "relinearize: relinearization key");
   if (a.size() == 2) return clone(a);
-  const LevelData& lv = ctx_->level(a.level());
-  Backend& be = ctx_->backend();
-  std::vector<RnsPoly> polys;
-  polys.push_back(be.make_poly(lv.q_basis));
-  polys.push_back(be.make_poly(lv.q_basis));
-  switcher_.switch_key(a.poly(2).cref(), a.level(), rlk.key(), polys[0].ref(), polys[1].ref());
-  be.add(polys[0].cref(), a.poly(0).cref(), polys[0].ref());
-  be.add(polys[1].cref(), a.poly(1).cref(), polys[1].ref());
-  return Ciphertext(ctx_->id(), a.level(), a.scale(), a.slots(), std::move(polys));
+  return switch_tensor(a, rlk, KeySwitchFinish::kModDown);
+}
+
+Ciphertext Evaluator::switch_tensor(const Ciphertext& t, const RelinKey& rlk,
+                                    KeySwitchFinish finish) const {
+  const Ciphertext* const one[] = {&t};
+  return std::move(detail::switch_tensors(*this, one, rlk, finish, 0).front());
 }
 void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& rlk) const {
   a = relinearize(a, rlk);
@@ -347,30 +345,12 @@ Ciphertext Evaluator::multiply_relin_rescale(const Ciphertext& a, const Cipherte
     throw LevelError("multiply_relin_rescale: an operand is at level 0, which cannot be rescaled");
   }
   // ModDown merging (Cheddar §5): relinearization's ModDown and the rescale divide by P * Pi_L
-  // in one INTT -> BConv -> NTT pass instead of two. d0 and d1 join the extended pair as P * d_i
-  // (zero on P), so the single rounding covers the whole result: round((u + P d) Pi_E / (P Pi_L))
-  // rather than round((d + round(u / P)) Pi_E / Pi_L), never less precise.
+  // in one INTT -> BConv -> NTT pass instead of two (switch_tensor).
   // A factor on an operand that the alignment would lower goes on before the lowering, as
   // multiply_integer first would (lowering rounds, so it does not commute with the factor).
   if (factor != 1 && a.level() != b.level())
     return multiply_relin_rescale(multiply_integer(a, factor), b, rlk, 1);
-  const Ciphertext t = tensor_product(a, b, factor);
-  const u32 level = t.level();
-  std::vector<RnsPoly> polys =
-      relin_rescale_polys(t.poly(0).cref(), t.poly(1).cref(), t.poly(2).cref(), level, rlk);
-  return Ciphertext(ctx_->id(), level - 1, t.scale() / ctx_->level(level).rescale_ratio, t.slots(),
-                    std::move(polys));
-}
-
-std::vector<RnsPoly> Evaluator::relin_rescale_polys(ConstPolyRef d0, ConstPolyRef d1,
-                                                    ConstPolyRef d2, u32 level,
-                                                    const RelinKey& rlk) const {
-  const LevelData& lv = ctx_->level(level);
-  Backend& be = ctx_->backend();
-  ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-  switcher_.extend(d2, level, rlk.key(), ext.c0.ref(), ext.c1.ref(), d0, d1, lv.p_mod_q);
-  const PolyRef parts[] = {ext.c0.ref(), ext.c1.ref()};
-  return detail::mod_down_rescale_polys(*ctx_, parts, level);
+  return switch_tensor(tensor_product(a, b, factor), rlk, KeySwitchFinish::kModDownRescale);
 }
 
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a0, const Plaintext& b0) const {

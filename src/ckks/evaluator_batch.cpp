@@ -64,14 +64,67 @@ void regroup(const Context& ctx, std::span<const Ciphertext* const> cts,
   }
 }
 
-std::vector<u32> levels_of(const std::vector<Ciphertext>& cts) {
+std::vector<u32> levels_of(std::span<const Ciphertext* const> cts) {
   std::vector<u32> l;
-  for (const Ciphertext& c : cts)
-    l.push_back(c.level());
+  for (const Ciphertext* c : cts)
+    l.push_back(c->level());
   return l;
 }
 
+std::vector<const Ciphertext*> pointers_to(const std::vector<Ciphertext>& cts) {
+  std::vector<const Ciphertext*> p;
+  for (const Ciphertext& c : cts)
+    p.push_back(&c);
+  return p;
+}
+
 }  // namespace
+
+std::vector<Ciphertext> detail::switch_tensors(const Evaluator& ev,
+                                               std::span<const Ciphertext* const> t,
+                                               const RelinKey& rlk, KeySwitchFinish finish,
+                                               u32 batch) {
+  const Context& ctx = *ev.context();
+  const bool rescale = finish == KeySwitchFinish::kModDownRescale;
+  Backend& be = ctx.backend();
+  std::vector<Ciphertext> out(t.size());
+  for (const auto& [level, idx] : by_level(levels_of(t))) {
+    const LevelData& lv = ctx.level(level);
+    const LevelData& out_level = rescale ? ctx.level(level - 1) : lv;
+    std::vector<ConstPolyRef> d0, d1, d2;
+    std::vector<const SwitchingKey*> keys;
+    std::vector<std::vector<RnsPoly>> polys(idx.size());
+    std::vector<PolyRef> out0, out1;
+    for (std::size_t j = 0; j < idx.size(); ++j) {
+      const Ciphertext& tj = *t[idx[j]];
+      d0.push_back(tj.poly(0).cref());
+      d1.push_back(tj.poly(1).cref());
+      d2.push_back(tj.poly(2).cref());
+      keys.push_back(&rlk.key());
+      polys[j].push_back(be.make_poly(out_level.q_basis));
+      polys[j].push_back(be.make_poly(out_level.q_basis));
+      out0.push_back(polys[j][0].ref());
+      out1.push_back(polys[j][1].ref());
+    }
+    ev.key_switcher().run({.level = level,
+                           .inputs = d2,
+                           .keys = keys,
+                           .add0 = d0,
+                           .add1 = d1,
+                           .scale = lv.p_mod_q,
+                           .finish = finish,
+                           .out0 = out0,
+                           .out1 = out1,
+                           .batch = batch});
+    for (std::size_t j = 0; j < idx.size(); ++j) {
+      const Ciphertext& tj = *t[idx[j]];
+      out[idx[j]] = Ciphertext(ctx.id(), out_level.level,
+                               rescale ? tj.scale() / lv.rescale_ratio : tj.scale(), tj.slots(),
+                               std::move(polys[j]));
+    }
+  }
+  return out;
+}
 
 std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciphertext* const> a,
                                        std::span<const Ciphertext* const> b, const RelinKey& rlk) {
@@ -81,31 +134,7 @@ std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciph
   std::vector<Ciphertext> t;
   for (std::size_t i = 0; i < a.size(); ++i)
     t.push_back(ev.multiply(*a[i], *b[i]));
-  Backend& be = ctx.backend();
-  std::vector<Ciphertext> out(t.size());
-  for (const auto& [level, idx] : by_level(levels_of(t))) {
-    const LevelData& lv = ctx.level(level);
-    std::vector<ConstPolyRef> d2;
-    std::vector<const SwitchingKey*> keys;
-    std::vector<std::vector<RnsPoly>> polys(idx.size());
-    std::vector<PolyRef> out0, out1;
-    for (std::size_t j = 0; j < idx.size(); ++j) {
-      d2.push_back(t[idx[j]].poly(2).cref());
-      keys.push_back(&rlk.key());
-      polys[j].push_back(be.make_poly(lv.q_basis));
-      polys[j].push_back(be.make_poly(lv.q_basis));
-      out0.push_back(polys[j][0].ref());
-      out1.push_back(polys[j][1].ref());
-    }
-    ev.key_switcher().switch_keys(d2, keys, level, out0, out1);
-    for (std::size_t j = 0; j < idx.size(); ++j) {
-      const Ciphertext& tj = t[idx[j]];
-      be.add(polys[j][0].cref(), tj.poly(0).cref(), polys[j][0].ref());
-      be.add(polys[j][1].cref(), tj.poly(1).cref(), polys[j][1].ref());
-      out[idx[j]] = Ciphertext(ctx.id(), level, tj.scale(), tj.slots(), std::move(polys[j]));
-    }
-  }
-  return out;
+  return detail::switch_tensors(ev, pointers_to(t), rlk, KeySwitchFinish::kModDown, 0);
 }
 
 std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
@@ -126,53 +155,7 @@ std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
   std::vector<Ciphertext> t;
   for (std::size_t i = 0; i < a.size(); ++i)
     t.push_back(ev.multiply(*a[i], *b[i]));
-  const KeySwitcher& ks = ev.key_switcher();
-  Backend& be = ctx.backend();
-  std::vector<Ciphertext> out(t.size());
-  for (const auto& [level, idx] : by_level(levels_of(t))) {
-    const LevelData& lv = ctx.level(level);
-    const std::size_t b_size = ks.planner().plan(level, idx.size(), batch).batch;
-    for (std::size_t start = 0; start < idx.size(); start += b_size) {
-      const std::size_t count = std::min(b_size, idx.size() - start);
-      std::vector<ConstPolyRef> d2;
-      for (std::size_t j = 0; j < count; ++j)
-        d2.push_back(t[idx[start + j]].poly(2).cref());
-      const std::vector<ModUpDigits> ups = ks.mod_up(d2, level);
-      // As multiply_relin_rescale: KeyMult, then d0 / d1 join the extended pair as P * d_i, then
-      // one ModDown merged with the rescale over all polys of the batch.
-      std::vector<RnsPoly> ext;
-      std::vector<PolyRef> parts, out0, out1;
-      std::vector<std::vector<ConstPolyRef>> digits(count);
-      for (std::size_t j = 0; j < count; ++j) {
-        ext.push_back(be.make_poly(lv.pq_basis));
-        ext.push_back(be.make_poly(lv.pq_basis));
-        out0.push_back(ext[2 * j].ref());
-        out1.push_back(ext[2 * j + 1].ref());
-        for (const RnsPoly& p : ups[j].digits)
-          digits[j].push_back(p.cref());
-      }
-      ks.stages().key_mult_shared_key(digits, level, rlk.key(), out0, out1);
-      for (std::size_t j = 0; j < count; ++j) {
-        const Ciphertext& tj = t[idx[start + j]];
-        for (int i = 0; i < 2; ++i) {
-          const PolyRef q_part = ext[2 * j + i].slice(0, lv.limbs);
-          be.mul_scalar_add(tj.poly(i).cref(), lv.p_mod_q, q_part, q_part);
-        }
-      }
-      for (RnsPoly& e : ext)
-        parts.push_back(e.ref());
-      std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(ctx, parts, level);
-      for (std::size_t j = 0; j < count; ++j) {
-        const Ciphertext& tj = t[idx[start + j]];
-        std::vector<RnsPoly> pair;
-        pair.push_back(std::move(polys[2 * j]));
-        pair.push_back(std::move(polys[2 * j + 1]));
-        out[idx[start + j]] = Ciphertext(ctx.id(), level - 1, tj.scale() / lv.rescale_ratio,
-                                         tj.slots(), std::move(pair));
-      }
-    }
-  }
-  return out;
+  return detail::switch_tensors(ev, pointers_to(t), rlk, KeySwitchFinish::kModDownRescale, batch);
 }
 
 std::vector<Ciphertext> rescale_batch(const Evaluator& ev, std::span<const Ciphertext* const> cts) {
@@ -293,7 +276,7 @@ std::vector<Ciphertext> rotate_batch(const Evaluator& ev, std::span<const Cipher
       out0.push_back(polys[j][0].ref());
       out1.push_back(polys[j][1].ref());
     }
-    ev.key_switcher().switch_keys(d, ks, level, out0, out1);
+    ev.key_switcher().run({.level = level, .inputs = d, .keys = ks, .out0 = out0, .out1 = out1});
     for (std::size_t j = 0; j < idx.size(); ++j) {
       const Ciphertext& a = *cts[idx[j]];
       const ConstPolyRef c0_in[] = {a.poly(0).cref()};
@@ -332,58 +315,58 @@ std::vector<ExtendedCiphertext> mod_down_rotate_extended_batch(const Evaluator& 
     elements.push_back(g);
   }
   const LevelData& lv = ctx.level(level);
-  const u32 limbs = lv.limbs;
   const KeySwitcher& ks = ev.key_switcher();
   Backend& be = ctx.backend();
-  const std::size_t b = ks.planner().plan(level, in.size()).batch;
-  for (std::size_t start = 0; start < in.size(); start += b) {
-    const std::size_t count = std::min(b, in.size() - start);
+  std::vector<PolyRef> all_ext;
+  std::vector<RnsPoly> all_down;
+  std::vector<PolyRef> down0, down1;
+  for (ExtendedCiphertext& e : in) {
+    all_ext.push_back(e.c0.ref());
+    all_ext.push_back(e.c1.ref());
+    all_down.push_back(be.make_poly(lv.q_basis));
+    down0.push_back(all_down.back().ref());
+    all_down.push_back(be.make_poly(lv.q_basis));
+    down1.push_back(all_down.back().ref());
+  }
+  // The batches the planner gives the ModDowns; each batch's rotations follow its ModDown, so
+  // that they read its results while they are still in the cache.
+  const KeySwitchRequest finish_all{
+      .level = level, .extended = all_ext, .out0 = down0, .out1 = down1};
+  for (const ScheduledBatch& b : ks.plan(finish_all).batches) {
+    const std::size_t start = b.first, count = b.count;
     // Evaluator::mod_down of every input of the batch in one stage-3 pass.
-    std::vector<RnsPoly> down;
-    std::vector<PolyRef> ext_refs, down_refs;
-    for (std::size_t j = 0; j < count; ++j) {
-      ExtendedCiphertext& e = in[start + j];
-      for (RnsPoly* p : {&e.c0, &e.c1}) {
-        ext_refs.push_back(p->ref());
-        down.push_back(be.make_poly(lv.q_basis));
-        down_refs.push_back(down.back().ref());
-      }
-    }
-    ks.mod_down(ext_refs, down_refs, level);
+    ks.run({.level = level,
+            .extended = std::span<const PolyRef>(all_ext).subspan(2 * start, 2 * count),
+            .out0 = std::span<const PolyRef>(down0).subspan(start, count),
+            .out1 = std::span<const PolyRef>(down1).subspan(start, count)});
     // Evaluator::rotate_hoisted_extended of each result by its one shift; their ModUps together.
     std::vector<RnsPoly> c0p;
-    std::vector<ConstPolyRef> to_raise;
+    std::vector<ConstPolyRef> to_raise, terms;
+    std::vector<const SwitchingKey*> keys_of;
+    std::vector<u32> gs;
+    std::vector<PolyRef> o0, o1;
     for (std::size_t j = 0; j < count; ++j) {
       c0p.push_back(be.make_poly(lv.q_basis));
-      be.mul_scalar(down[2 * j].cref(), lv.p_mod_q, c0p.back().ref());
-      if (elements[start + j] != 1) to_raise.push_back(down[2 * j + 1].cref());
+      be.mul_scalar(all_down[2 * (start + j)].cref(), lv.p_mod_q, c0p.back().ref());
     }
-    const std::vector<ModUpDigits> ups = ks.mod_up(to_raise, level);
-    std::size_t raised = 0;
     for (std::size_t j = 0; j < count; ++j) {
-      const ExtendedCiphertext& src = in[start + j];
       const u32 g = elements[start + j];
-      ExtendedCiphertext e{ctx.id(),
-                           level,
-                           src.scale,
-                           src.slots,
-                           be.make_poly(lv.pq_basis),
-                           be.make_poly(lv.pq_basis)};
+      ExtendedCiphertext e =
+          detail::new_extended(ctx, level, in[start + j].scale, in[start + j].slots);
       if (g == 1) {
-        be.copy(c0p[j].cref(), e.c0.slice(0, limbs));
-        be.mul_scalar(down[2 * j + 1].cref(), lv.p_mod_q, e.c1.slice(0, limbs));
-        be.fill_zero(e.c0.slice(limbs, ctx.alpha()));
-        be.fill_zero(e.c1.slice(limbs, ctx.alpha()));
+        detail::extend_unrotated(ctx, c0p[j].cref(), all_down[2 * (start + j) + 1].cref(), e);
       } else {
-        const ModUpDigits& up = ups[raised++];
-        std::vector<ConstPolyRef> digits;
-        for (const RnsPoly& d : up.digits)
-          digits.push_back(d.cref());
-        ks.stages().key_mult(digits, level, *keys.find(g), e.c0.ref(), e.c1.ref(),
-                             KeyMultPart::kAll, g, c0p[j].cref());
+        to_raise.push_back(all_down[2 * (start + j) + 1].cref());
+        terms.push_back(c0p[j].cref());
+        keys_of.push_back(keys.find(g));
+        gs.push_back(g);
+        o0.push_back(e.c0.ref());
+        o1.push_back(e.c1.ref());
       }
       out.push_back(std::move(e));
     }
+    detail::rotate_extended(ks, level, to_raise, keys_of, gs, terms, o0, o1,
+                            static_cast<u32>(std::max<std::size_t>(to_raise.size(), 1)));
     for (std::size_t j = 0; j < count; ++j)
       in[start + j] = ExtendedCiphertext{};
   }

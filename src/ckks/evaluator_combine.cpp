@@ -234,9 +234,9 @@ Ciphertext Evaluator::multiply_sum_relin_rescale(std::span<const Ciphertext* con
     be.add_batch(xs, vadd->polys, zs);
   }
   t.clear();
-  std::vector<RnsPoly> polys =
-      relin_rescale_polys(d[0].cref(), d[1].cref(), d[2].cref(), level, rlk);
-  return Ciphertext(ctx_->id(), level - 1, scale / lv.rescale_ratio, slots, std::move(polys));
+  // The sum relinearized and rescaled as one product: the route of every product.
+  return switch_tensor(Ciphertext(ctx_->id(), level, scale, slots, std::move(d)), rlk,
+                       KeySwitchFinish::kModDownRescale);
 }
 
 }  // namespace theo

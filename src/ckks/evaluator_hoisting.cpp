@@ -4,7 +4,6 @@
 
 #include "ckks/checks.h"
 #include "ckks/evaluator_internal.h"
-#include "ckks/rescaler.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/errors.h"
 #include "theo/ring/automorphism.h"
@@ -20,7 +19,60 @@ void require_extended(const Context& ctx, const ExtendedCiphertext& a, const cha
   }
 }
 
+// a back to a Ciphertext by `finish` (ModDown, or ModDown + rescale); a is consumed.
+Ciphertext finish_extended(const Context& ctx, const KeySwitcher& switcher, ExtendedCiphertext&& a,
+                           KeySwitchFinish finish) {
+  const bool rescale = finish == KeySwitchFinish::kModDownRescale;
+  const LevelData& out_level = ctx.level(rescale ? a.level - 1 : a.level);
+  Backend& be = ctx.backend();
+  std::vector<RnsPoly> polys;
+  polys.push_back(be.make_poly(out_level.q_basis));
+  polys.push_back(be.make_poly(out_level.q_basis));
+  const PolyRef in[] = {a.c0.ref(), a.c1.ref()};
+  const PolyRef out0[] = {polys[0].ref()}, out1[] = {polys[1].ref()};
+  switcher.run({.level = a.level, .extended = in, .finish = finish, .out0 = out0, .out1 = out1});
+  Ciphertext ct(ctx.id(), out_level.level,
+                rescale ? a.scale / ctx.level(a.level).rescale_ratio : a.scale, a.slots,
+                std::move(polys));
+  a = ExtendedCiphertext{};
+  return ct;
+}
+
 }  // namespace
+
+void detail::rotate_extended(const KeySwitcher& switcher, u32 level,
+                             std::span<const ConstPolyRef> inputs,
+                             std::span<const SwitchingKey* const> keys, std::span<const u32> galois,
+                             std::span<const ConstPolyRef> terms, std::span<const PolyRef> out0,
+                             std::span<const PolyRef> out1, u32 batch) {
+  switcher.run({.level = level,
+                .inputs = inputs,
+                .keys = keys,
+                .galois = galois,
+                .add0 = terms,
+                .finish = KeySwitchFinish::kExtended,
+                .out0 = out0,
+                .out1 = out1,
+                .batch = batch});
+}
+
+ExtendedCiphertext detail::new_extended(const Context& ctx, u32 level, long double scale,
+                                        u32 slots) {
+  Backend& be = ctx.backend();
+  const LevelData& lv = ctx.level(level);
+  return ExtendedCiphertext{
+      ctx.id(), level, scale, slots, be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
+}
+
+void detail::extend_unrotated(const Context& ctx, ConstPolyRef c0p, ConstPolyRef c1,
+                              ExtendedCiphertext& e) {
+  Backend& be = ctx.backend();
+  const LevelData& lv = ctx.level(e.level);
+  be.copy(c0p, e.c0.slice(0, lv.limbs));
+  be.mul_scalar(c1, lv.p_mod_q, e.c1.slice(0, lv.limbs));
+  be.fill_zero(e.c0.slice(lv.limbs, ctx.alpha()));
+  be.fill_zero(e.c1.slice(lv.limbs, ctx.alpha()));
+}
 
 std::vector<ExtendedPlaintext> Evaluator::extend(std::span<const Plaintext* const> pts) const {
   std::vector<ExtendedPlaintext> out;
@@ -79,39 +131,20 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
   }
   const u32 level = a.level();
   const LevelData& lv = ctx_->level(level);
-  const u32 limbs = lv.limbs;
   Backend& be = ctx_->backend();
   // P * c0 (and P * c1 for the rotation by 0), the Q_l part of P * ct; the P part of P * x is 0.
   RnsPoly c0p = be.make_poly(lv.q_basis);
   be.mul_scalar(a.poly(0).cref(), lv.p_mod_q, c0p.ref());
-  bool any_rotation = false;
-  for (const u32 g : elements)
-    any_rotation = any_rotation || g != 1;
-  ModUpDigits up;
-  std::vector<ConstPolyRef> digits;
-  if (any_rotation) {
-    up = switcher_.mod_up(a.poly(1).cref(), level);
-    for (const RnsPoly& d : up.digits)
-      digits.push_back(d.cref());
-  }
   std::vector<ExtendedCiphertext> out;
-  // phi_g commutes with ModUp, so every rotation reads the shared digits through phi_g, in one
-  // KeyMult pass over all rotations that also adds phi_g(P c0) to each Q_l part.
+  // phi_g commutes with ModUp, so every rotation reads the shared digits of c1 through phi_g, in
+  // one KeyMult pass over all rotations that also adds phi_g(P c0) to each Q_l part.
   std::vector<const SwitchingKey*> rot_keys;
   std::vector<u32> rot_gs;
   std::vector<PolyRef> rot0, rot1;
   for (const u32 g : elements) {
-    ExtendedCiphertext e{ctx_->id(),
-                         level,
-                         a.scale(),
-                         a.slots(),
-                         be.make_poly(lv.pq_basis),
-                         be.make_poly(lv.pq_basis)};
+    ExtendedCiphertext e = detail::new_extended(*ctx_, level, a.scale(), a.slots());
     if (g == 1) {
-      be.copy(c0p.cref(), e.c0.slice(0, limbs));
-      be.mul_scalar(a.poly(1).cref(), lv.p_mod_q, e.c1.slice(0, limbs));
-      be.fill_zero(e.c0.slice(limbs, ctx_->alpha()));
-      be.fill_zero(e.c1.slice(limbs, ctx_->alpha()));
+      detail::extend_unrotated(*ctx_, c0p.cref(), a.poly(1).cref(), e);
     } else {
       rot_keys.push_back(keys.find(g));
       rot_gs.push_back(g);
@@ -120,8 +153,8 @@ std::vector<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Ciphert
     }
     out.push_back(std::move(e));
   }
-  if (!rot_gs.empty())
-    switcher_.stages().key_mult_rotations(digits, level, rot_keys, rot_gs, rot0, rot1, c0p.cref());
+  const ConstPolyRef c1[] = {a.poly(1).cref()}, terms[] = {c0p.cref()};
+  detail::rotate_extended(switcher_, level, c1, rot_keys, rot_gs, terms, rot0, rot1, 0);
   return out;
 }
 
@@ -249,28 +282,13 @@ void Evaluator::add_inplace(ExtendedCiphertext& a, const ExtendedCiphertext& b) 
 
 Ciphertext Evaluator::mod_down(ExtendedCiphertext&& a) const {
   require_extended(*ctx_, a, "mod_down: extended ciphertext");
-  const LevelData& lv = ctx_->level(a.level);
-  Backend& be = ctx_->backend();
-  std::vector<RnsPoly> polys;
-  polys.push_back(be.make_poly(lv.q_basis));
-  polys.push_back(be.make_poly(lv.q_basis));
-  const PolyRef in[] = {a.c0.ref(), a.c1.ref()};
-  const PolyRef out[] = {polys[0].ref(), polys[1].ref()};
-  switcher_.mod_down(in, out, a.level);
-  Ciphertext ct(ctx_->id(), a.level, a.scale, a.slots, std::move(polys));
-  a = ExtendedCiphertext{};
-  return ct;
+  return finish_extended(*ctx_, switcher_, std::move(a), KeySwitchFinish::kModDown);
 }
 
 Ciphertext Evaluator::mod_down_rescale(ExtendedCiphertext&& a) const {
   require_extended(*ctx_, a, "mod_down_rescale: extended ciphertext");
   if (a.level == 0) throw LevelError("mod_down_rescale: the ciphertext is at level 0");
-  const PolyRef parts[] = {a.c0.ref(), a.c1.ref()};
-  std::vector<RnsPoly> polys = detail::mod_down_rescale_polys(*ctx_, parts, a.level);
-  Ciphertext ct(ctx_->id(), a.level - 1, a.scale / ctx_->level(a.level).rescale_ratio, a.slots,
-                std::move(polys));
-  a = ExtendedCiphertext{};
-  return ct;
+  return finish_extended(*ctx_, switcher_, std::move(a), KeySwitchFinish::kModDownRescale);
 }
 
 }  // namespace theo

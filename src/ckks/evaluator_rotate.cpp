@@ -65,7 +65,7 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_element,
   const ConstPolyRef d[] = {c1.cref()};
   const SwitchingKey* const k[] = {&key};
   const PolyRef out0[] = {polys[0].ref()}, out1[] = {polys[1].ref()};
-  switcher_.switch_keys(d, k, a.level(), out0, out1);  // as planned
+  switcher_.run({.level = a.level(), .inputs = d, .keys = k, .out0 = out0, .out1 = out1});
   const ConstPolyRef c0_in[] = {a.poly(0).cref()};
   const u32 ks[] = {galois_element};
   be.automorphism_sum(c0_in, ks, polys[0].ref(), /*accumulate=*/true);
@@ -102,9 +102,8 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
   const LevelData& lv = ctx_->level(a.level());
   Backend& be = ctx_->backend();
   // phi_g commutes with ModUp (BConv is coefficient-wise and odd), so the digits of c1 are
-  // computed once and permuted per rotation; the rotations' key switches then run in L2-sized
-  // batches (KeySwitcher::switch_keys_hoisted).
-  const ModUpDigits up = switcher_.mod_up(a.poly(1).cref(), a.level());
+  // computed once and permuted per rotation (one input shared by every switch); the rotations'
+  // key switches then run in L2-sized batches.
   std::vector<u32> switched;
   std::vector<const SwitchingKey*> switch_keys;
   std::vector<std::vector<RnsPoly>> polys;
@@ -119,7 +118,13 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
     out0.push_back(polys.back()[0].ref());
     out1.push_back(polys.back()[1].ref());
   }
-  switcher_.switch_keys_hoisted(up, switched, switch_keys, out0, out1);
+  const ConstPolyRef c1[] = {a.poly(1).cref()};
+  switcher_.run({.level = a.level(),
+                 .inputs = c1,
+                 .keys = switch_keys,
+                 .galois = switched,
+                 .out0 = out0,
+                 .out1 = out1});
   std::vector<Ciphertext> out;
   std::size_t next = 0;
   for (const u32 g : elements) {

@@ -200,7 +200,7 @@ const OutputChunkPlans* LevelData::chunk_plans(u32 chunks) const {
   return nullptr;
 }
 
-void Context::build_output_chunk_plans(bool every_count) {
+void Context::build_output_chunk_plans() {
   const KeySwitchOptions& ks = policy_.key_switching();
   for (u32 l = 0; l < levels_.size(); ++l) {
     LevelData& lv = levels_[l];
@@ -211,7 +211,7 @@ void Context::build_output_chunk_plans(bool every_count) {
         ks.prepare_all &&
         (ks.prepare_levels.empty() || std::find(ks.prepare_levels.begin(), ks.prepare_levels.end(),
                                                 l) != ks.prepare_levels.end());
-    if (every_count || prepared)
+    if (prepared)
       for (u32 k = kMinChunks; k <= kMaxChunks; ++k)
         counts.push_back(k);
     for (const u32 k : counts)

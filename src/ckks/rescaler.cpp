@@ -48,15 +48,14 @@ LeavingPieces leaving_pieces(const RescalePlan& rs, std::span<const ConstPolyRef
   return p;
 }
 
-// Makes gathered[i] from the leaving limbs of xs[i] and takes them to the coefficient domain: one
-// out-of-place INTT gathers and transforms them with kernel fusion on, else copies then an INTT.
-void gather_leaving_intt(const Context& ctx, const RescalePlan& rs,
+}  // namespace
+
+void gather_leaving_intt(Backend& be, bool fusion, const RescalePlan& rs,
                          std::span<const ConstPolyRef> xs, std::vector<RnsPoly>& gathered,
                          std::span<const u32> intt_consts) {
-  Backend& be = ctx.backend();
   for (std::size_t i = 0; i < xs.size(); ++i)
     gathered.push_back(be.make_poly(rs.leaving_basis));
-  if (ctx.policy().fusion()) {
+  if (fusion) {
     // The INTT gathers the leaving limbs itself (out of place from their pieces of x).
     const LeavingPieces pieces = leaving_pieces(rs, xs, gathered, intt_consts);
     be.intt(pieces.dst, pieces.consts, pieces.src);
@@ -74,41 +73,26 @@ void gather_leaving_intt(const Context& ctx, const RescalePlan& rs,
   be.intt(gathered_refs, intt_consts);
 }
 
-// The rest of a rescale once the leaving limbs are in the coefficient domain with their
-// constants applied: BConv to S_{l-1}, the NTT, and on the staying limbs y = (x - r') *
-// stay_consts, the tail fused into the NTT's last phase (Cheddar Seq.3) or, with kernel fusion
-// off, a separate sub_mul_scalar.
-std::vector<RnsPoly> convert_and_finish(const Context& ctx, const RescalePlan& rs,
-                                        const LevelData& prev,
-                                        std::span<const ConstPolyRef> leaving,
-                                        std::span<const u32> ntt_consts,
-                                        std::span<const ConstPolyRef> stay_src,
-                                        std::span<const u32> stay_consts) {
-  Backend& be = ctx.backend();
-  std::vector<RnsPoly> out;
-  std::vector<PolyRef> out_refs;
+void convert_and_finish(Backend& be, const RescaleIssue& issue, const RescalePlan& rs,
+                        std::span<const ConstPolyRef> leaving, std::span<const u32> ntt_consts,
+                        std::span<const ConstPolyRef> stay_src, std::span<const u32> stay_consts,
+                        std::span<const PolyRef> out) {
   std::vector<BConvJob> jobs;
-  for (const ConstPolyRef& l : leaving) {
-    out.push_back(be.make_poly(prev.q_basis));
-    jobs.push_back({rs.bconv.get(), l, out.back().ref()});
-    out_refs.push_back(out.back().ref());
+  for (std::size_t i = 0; i < leaving.size(); ++i)
+    jobs.push_back({rs.bconv.get(), leaving[i], out[i]});
+  bconv_matmul_jobs(be, jobs, issue.batched_launches);
+  if (rs.stay_count > 0 && issue.fusion) {
+    be.ntt_sub_mul_scalar(out, ntt_consts, stay_src, rs.stay_dst, stay_consts);
+    return;
   }
-  bconv_matmul_jobs(ctx, jobs);
-  if (rs.stay_count > 0 && ctx.policy().fusion()) {
-    be.ntt_sub_mul_scalar(out_refs, ntt_consts, stay_src, rs.stay_dst, stay_consts);
-    return out;
-  }
-  be.ntt(out_refs, ntt_consts);
+  be.ntt(out, ntt_consts);
   if (rs.stay_count > 0) {
     for (std::size_t i = 0; i < out.size(); ++i) {
       const PolyRef y = out[i].slice(rs.stay_dst, rs.stay_count);
       be.sub_mul_scalar(stay_src[i], y, stay_consts, y);
     }
   }
-  return out;
 }
-
-}  // namespace
 
 std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPolyRef> polys,
                                    u32 level, u64 k) {
@@ -141,56 +125,24 @@ std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPoly
                            std::to_string(level));
     }
   }
+  const RescaleIssue issue{ctx.policy().fusion(), ctx.policy().multi_poly_caching()};
+  Backend& be = ctx.backend();
   std::vector<RnsPoly> leaving;
-  gather_leaving_intt(ctx, rs, polys, leaving, intt_consts);
+  gather_leaving_intt(be, issue.fusion, rs, polys, leaving, intt_consts);
   std::vector<ConstPolyRef> leaving_refs, stay_src;
   for (const RnsPoly& l : leaving)
     leaving_refs.push_back(l.cref());
   if (rs.stay_count > 0)
     for (const ConstPolyRef& x : polys)
       stay_src.push_back(x.slice(rs.stay_src, rs.stay_count));
-  return convert_and_finish(ctx, rs, prev, leaving_refs, ntt_consts, stay_src, stay_consts);
-}
-
-std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const PolyRef> ext,
-                                            u32 level) {
-  if (level == 0) throw LevelError("cannot rescale at level 0: no level below it");
-  const LevelData& lv = ctx.level(level);
-  const LevelData& prev = ctx.level(level - 1);
-  const RescalePlan& rs = lv.mod_down_rescale;
-  Backend& be = ctx.backend();
-  for (const PolyRef& x : ext) {
-    if (!(x.basis == lv.pq_basis)) {
-      throw ParameterError("mod_down_rescale: polynomial is not over Q_l u P of level " +
-                           std::to_string(level));
-    }
+  std::vector<RnsPoly> out;
+  std::vector<PolyRef> out_refs;
+  for (std::size_t i = 0; i < polys.size(); ++i) {
+    out.push_back(be.make_poly(prev.q_basis));
+    out_refs.push_back(out.back().ref());
   }
-  // The leaving limbs, coefficient domain: when they are one slice of the (scratch) input (they
-  // end S_l, so with P they are one piece) the INTT runs there in place; otherwise they are
-  // gathered, by the INTT itself when fused.
-  std::vector<RnsPoly> gathered;
-  std::vector<PolyRef> leaving_refs;
-  const bool one_piece = rs.leaving.size() == 1;
-  if (one_piece) {
-    for (const PolyRef& x : ext)
-      leaving_refs.push_back(x.slice(rs.leaving[0][0], rs.leaving[0][1]));
-    be.intt(leaving_refs, rs.intt_post_consts);
-  } else {
-    const std::vector<ConstPolyRef> in(ext.begin(), ext.end());
-    gather_leaving_intt(ctx, rs, in, gathered, rs.intt_post_consts);
-  }
-  std::vector<ConstPolyRef> leaving;
-  if (one_piece) {
-    leaving.assign(leaving_refs.begin(), leaving_refs.end());
-  } else {
-    for (const RnsPoly& g : gathered)
-      leaving.push_back(g.cref());
-  }
-  std::vector<ConstPolyRef> stay_src;
-  if (rs.stay_count > 0)
-    for (const PolyRef& x : ext)
-      stay_src.push_back(x.slice(rs.stay_src, rs.stay_count));
-  return convert_and_finish(ctx, rs, prev, leaving, rs.ntt_pre_consts, stay_src, rs.stay_consts);
+  convert_and_finish(be, issue, rs, leaving_refs, ntt_consts, stay_src, stay_consts, out_refs);
+  return out;
 }
 
 Lowered level_down_polys(const Context& ctx, std::span<const ConstPolyRef> polys, u32 from,

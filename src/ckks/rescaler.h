@@ -15,11 +15,26 @@ namespace theo::detail {
 std::vector<RnsPoly> rescale_polys(const Context& ctx, std::span<const ConstPolyRef> polys,
                                    u32 level, u64 k = 1);
 
-// ModDown merged with the rescale (LevelData::mod_down_rescale): each x over Q_l u P of level l
-// becomes round(x * Pi_E / (P * Pi_L)) over S_{l-1}, one rounding instead of ModDown's and the
-// rescale's. The inputs are scratch: their leaving and P limbs are overwritten.
-std::vector<RnsPoly> mod_down_rescale_polys(const Context& ctx, std::span<const PolyRef> ext,
-                                            u32 level);
+// The two halves of a rational rescale, shared with ModDown merged with the rescale
+// (src/ckks/keyswitch/stages.cpp), which issues them as its plan says.
+struct RescaleIssue {
+  bool fusion = true;            // out-of-place gathering INTT; the tail fused into the NTT
+  bool batched_launches = true;  // every conversion in one backend op
+};
+// gathered[i] made from the leaving limbs of xs[i] (rs.leaving's pieces) and taken to the
+// coefficient domain with intt_consts: one out-of-place INTT gathers and transforms them with
+// fusion, else copies, then an INTT.
+void gather_leaving_intt(Backend& be, bool fusion, const RescalePlan& rs,
+                         std::span<const ConstPolyRef> xs, std::vector<RnsPoly>& gathered,
+                         std::span<const u32> intt_consts);
+// The rest once the leaving limbs are in the coefficient domain with their constants applied:
+// BConv into out[i] (over S_{l-1}), the NTT, and on the staying limbs y = (x - r') * stay_consts,
+// the tail fused into the NTT's last phase (Cheddar Seq.3) or, without fusion, a separate
+// sub_mul_scalar.
+void convert_and_finish(Backend& be, const RescaleIssue& issue, const RescalePlan& rs,
+                        std::span<const ConstPolyRef> leaving, std::span<const u32> ntt_consts,
+                        std::span<const ConstPolyRef> stay_src, std::span<const u32> stay_consts,
+                        std::span<const PolyRef> out);
 
 struct Lowered {
   std::vector<RnsPoly> polys;

@@ -39,7 +39,8 @@ const char* choice_source_name(ChoiceSource s) {
 
 std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,
                                             std::span<const KeySwitchShape> levels,
-                                            std::size_t cache_bytes, const TuningTable* table) {
+                                            std::size_t cache_bytes, const TuningTable* table,
+                                            bool output_chunking) {
   validate(o);
   std::vector<LevelDataflow> out;
   out.reserve(levels.size());
@@ -58,6 +59,11 @@ std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,
     } else {
       d.source = ChoiceSource::kModel;
       d.choice = model_choice(s, cache_bytes);
+      // The ModUp working set (DPOB's footprint) exceeds the cache: one output chunk per digit
+      // and one for P.
+      if (output_chunking && s.digits > 1 && cache_bytes != 0 &&
+          dataflow_footprint(s, kDefaultChoice) > cache_bytes)
+        d.choice = {Dataflow::kDPOC, std::min<u32>(s.digits + 1, kMaxChunks)};
     }
     out.push_back(d);
   }

@@ -19,30 +19,26 @@ KeySwitchFootprint key_switch_footprint(u32 limbs, u32 alpha, std::size_t beta, 
   return f;
 }
 
+std::size_t planned_cache_bytes(const Optimizations& opt, std::size_t device_l2_bytes) {
+  return opt.cache_bytes != 0 ? opt.cache_bytes : device_l2_bytes;
+}
+
 KeySwitchPlanner::KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes,
                                    u32 n, u32 alpha, std::vector<LevelShape> levels,
                                    const TuningTable* table)
     : opt_(policy.optimizations()),
-      cache_bytes_(policy.optimizations().cache_bytes != 0 ? policy.optimizations().cache_bytes
-                                                           : device_l2_bytes),
+      cache_bytes_(planned_cache_bytes(policy.optimizations(), device_l2_bytes)),
       n_(n),
       alpha_(alpha),
       levels_(std::move(levels)) {
   std::vector<KeySwitchShape> shapes;
   for (u32 l = 0; l < levels_.size(); ++l)
     shapes.push_back(key_switch_shape(l));
-  // Without multi-poly caching nothing is planned by the cache: the model keeps DPOB.
+  // Without multi-poly caching nothing is planned by the cache: the model keeps DPOB (and output
+  // chunking is off, ExecutionPolicy).
   const std::size_t model_cache = opt_.multi_poly_caching ? cache_bytes_ : 0;
-  const KeySwitchOptions& ks = policy.key_switching();
-  selection_ = select_dataflows(ks, shapes, model_cache, table);
-  if (ks.dataflow == Dataflow::kAuto && opt_.output_chunking) {
-    for (u32 l = 0; l < levels_.size(); ++l) {
-      LevelDataflow& d = selection_[l];
-      if (d.source == ChoiceSource::kModel && levels_[l].digits > 1 && cache_bytes_ != 0 &&
-          footprint(l).mod_up > cache_bytes_)
-        d.choice = {Dataflow::kDPOC, std::min<u32>(levels_[l].digits + 1, kMaxChunks)};
-    }
-  }
+  selection_ =
+      select_dataflows(policy.key_switching(), shapes, model_cache, table, opt_.output_chunking);
 }
 
 KeySwitchShape KeySwitchPlanner::key_switch_shape(u32 level) const {
@@ -112,12 +108,12 @@ KeySwitchPlan KeySwitchPlanner::plan(u32 level, std::size_t switches, u32 batch)
   p.batch = batch != 0 ? batch : batch_size(switches, footprint(level).per_switch());
   const std::size_t first = std::min<std::size_t>(p.batch, std::max<std::size_t>(switches, 1));
   p.mod_up = mod_up(level, first);
-  if (first == 1) {
-    p.dataflow = selection_[level].choice.dataflow;
-    p.chunks = selection_[level].choice.chunks;
-  }
+  const DataflowChoice& c = first == 1 ? dataflow(level).choice : dataflow(level).batched;
+  p.dataflow = c.dataflow;
+  p.chunks = c.chunks;
   p.streams = opt_.pipelining ? 2 : 1;
   p.mod_down_together = opt_.multi_poly_caching;
+  p.issue = {opt_.fusion, opt_.multi_poly_caching};
   return p;
 }
 
@@ -125,14 +121,56 @@ KeySwitchPlan KeySwitchPlanner::plan_hoisted(u32 level, std::size_t rotations) c
   const KeySwitchFootprint f = footprint(level);
   KeySwitchPlan p;
   p.batch = batch_size(rotations, f.mod_down, f.hoisted);
+  p.mod_up = mod_up(level, 1);  // the one shared input
+  p.dataflow = dataflow(level).batched.dataflow;
+  p.chunks = dataflow(level).batched.chunks;
   p.streams = opt_.pipelining ? 2 : 1;
   p.mod_down_together = opt_.multi_poly_caching;
+  p.issue = {opt_.fusion, opt_.multi_poly_caching};
   return p;
+}
+
+KeySwitchSchedule KeySwitchPlanner::schedule(const KeySwitchWork& w) const {
+  KeySwitchSchedule s;
+  s.base = plan(w.level, std::max<std::size_t>(w.switches, 1));
+  if (w.switches == 0) return s;
+  if (w.finish_only) {  // ModDowns of extended pairs, in the batches of as many switches
+    const std::size_t size = w.batch != 0 ? w.batch : s.base.batch;
+    for (std::size_t first = 0; first < w.switches; first += size)
+      s.batches.push_back({first, std::min(size, w.switches - first), s.base});
+    return s;
+  }
+  const bool hoisted = w.shared_input;
+  // Hoisted rotations left extended run in one KeyMult pass over all of them.
+  const std::size_t size =
+      w.batch != 0 ? w.batch
+      : hoisted    ? (w.finish == KeySwitchFinish::kExtended ? w.switches
+                                                             : plan_hoisted(w.level, w.switches).batch)
+                   : plan(w.level, w.switches).batch;
+  for (std::size_t first = 0; first < w.switches; first += size) {
+    const std::size_t count = std::min(size, w.switches - first);
+    KeySwitchPlan p =
+        hoisted ? plan_hoisted(w.level, count) : plan(w.level, count, static_cast<u32>(count));
+    p.batch = static_cast<u32>(count);
+    if (w.galois && !hoisted) {  // read through Galois elements: the batched dataflow
+      p.dataflow = dataflow(w.level).batched.dataflow;
+      p.chunks = dataflow(w.level).batched.chunks;
+    } else if (w.dataflow && !w.galois && !hoisted) {
+      p.dataflow = w.dataflow->dataflow;
+      p.chunks = w.dataflow->chunks;
+    }
+    // A shared key read once for the batch, unless pipelining splits KeyMult into its parts.
+    p.shared_key_pass = opt_.multi_poly_caching && w.shared_key && count > 1 &&
+                        p.dataflow == Dataflow::kDPOB &&
+                        !(w.finish == KeySwitchFinish::kModDown && p.streams > 1);
+    s.batches.push_back({first, count, p});
+  }
+  return s;
 }
 
 WorkLanes plan_work_lanes(const ExecutionPolicy& policy, std::size_t items, bool in_fork) {
   if (policy.pipelining() && !in_fork && items >= 2) return WorkLanes::kTwoStreams;
-  if (policy.multi_poly_caching()) return WorkLanes::kLockstep;
+  if (policy.multi_poly_caching()) return WorkLanes::kBatched;
   return WorkLanes::kInOrder;
 }
 

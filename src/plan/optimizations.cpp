@@ -10,7 +10,7 @@ namespace {
 
 bool* lever(Optimizations& o, std::string_view name) {
   if (name == "inplace_constants") return &o.inplace_constants;
-  if (name == "lockstep_evalmod") return &o.lockstep_evalmod;
+  if (name == "batched_evalmod") return &o.batched_evalmod;
   if (name == "lazy_polynomial") return &o.circuits.lazy_polynomial;
   if (name == "slot_to_coeff_first") return &o.circuits.slot_to_coeff_first;
   return nullptr;
@@ -26,7 +26,7 @@ std::string known() {
 }  // namespace
 
 std::vector<std::string> bootstrap_lever_names() {
-  return {"inplace_constants", "lockstep_evalmod", "lazy_polynomial", "slot_to_coeff_first"};
+  return {"inplace_constants", "batched_evalmod", "lazy_polynomial", "slot_to_coeff_first"};
 }
 
 void set_bootstrap_lever(Optimizations& o, std::string_view name, bool on) {

@@ -266,6 +266,7 @@ constexpr EnumName<TuningLoadStatus> kTuningLoadStatusNames[] = {
     {TuningLoadStatus::kLoaded, "loaded"},         {TuningLoadStatus::kMissing, "missing"},
     {TuningLoadStatus::kUnreadable, "unreadable"}, {TuningLoadStatus::kCorrupted, "corrupted"},
     {TuningLoadStatus::kStale, "stale"},           {TuningLoadStatus::kNotUsed, "not used"},
+    {TuningLoadStatus::kGiven, "given"},
 };
 
 }  // namespace
@@ -331,7 +332,18 @@ TuningLoad load_tuning_table(const std::filesystem::path& path, const TuningKey&
     r.message = "tuning table " + file + " is corrupted (" + e.what() + "); ignored";
     return r;
   }
-  const TuningKey& got = table->key();
+  const std::string why = stale_reason(table->key(), expected);
+  if (!why.empty()) {
+    r.status = TuningLoadStatus::kStale;
+    r.message = "tuning table " + file + " is stale: " + why + "; ignored";
+    return r;
+  }
+  r.status = TuningLoadStatus::kLoaded;
+  r.table = std::move(table);
+  return r;
+}
+
+std::string stale_reason(const TuningKey& got, const TuningKey& expected) {
   std::string why;
   if (!(got.device == expected.device))
     why = "it was measured on " + device_text(got.device) + ", this device is " +
@@ -346,14 +358,7 @@ TuningLoad load_tuning_table(const std::filesystem::path& path, const TuningKey&
     why = "it was measured with another cache size or other optimizations (" +
           std::to_string(got.cache_bytes) + " bytes, \"" + got.execution + "\"; now " +
           std::to_string(expected.cache_bytes) + " bytes, \"" + expected.execution + "\")";
-  if (!why.empty()) {
-    r.status = TuningLoadStatus::kStale;
-    r.message = "tuning table " + file + " is stale: " + why + "; ignored";
-    return r;
-  }
-  r.status = TuningLoadStatus::kLoaded;
-  r.table = std::move(table);
-  return r;
+  return why;
 }
 
 std::string save_tuning_table(const TuningTable& table, const std::filesystem::path& path) {

@@ -42,7 +42,7 @@ void run(const EvalModParams& params, const char* name, double min_bits) {
   EXPECT_GT(b, min_bits);
 }
 
-// The lockstep batch (bootstrapping's real and imaginary parts) gives, word for word, what
+// The batched group (bootstrapping's real and imaginary parts) gives, word for word, what
 // evaluate() gives on each ciphertext alone; fresh random inputs.
 void run_batch(const EvalModParams& params) {
   Env e(boot_test_params());
@@ -63,7 +63,7 @@ void run_batch(const EvalModParams& params) {
   EXPECT_EQ(hash_ct(*e.ctx, batch[0]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c0, 4)));
   EXPECT_EQ(hash_ct(*e.ctx, batch[1]), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, c1, 4)));
   EXPECT_EQ(batch[0].level(), batch[1].level());
-  // A ciphertext at another level cannot join the lockstep batch.
+  // A ciphertext at another level cannot join the batched group.
   const Ciphertext low = e.evaluator.level_down(c1, top - 1);
   const Ciphertext* const mixed[] = {&c0, &low};
   EXPECT_THROW(mod.evaluate_batch(pe, e.evaluator, rlk, mixed), ParameterError);

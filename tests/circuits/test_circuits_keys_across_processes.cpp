@@ -15,7 +15,7 @@
 #include <fstream>
 
 #include "circuits_test_util.h"
-#include "theo/circuits/bootstrapping_keys_io.h"
+#include "theo/io/bootstrapping_keys.h"
 
 namespace theo::test {
 namespace {

@@ -62,7 +62,7 @@ TEST_F(PolynomialEval, OddDegree63OnUnitInterval) {
   run({"tanh(4x) on [-1,1], degree 63", [](double x) { return std::tanh(4 * x); }, -1, 1, 63, 18});
 }
 
-// evaluate_batch runs several ciphertexts in lockstep: the words of evaluate() on each, for a
+// evaluate_batch runs several ciphertexts as one group: the words of evaluate() on each, for a
 // series that needs the affine map and lowered basis elements, and for a constant series.
 TEST_F(PolynomialEval, BatchMatchesSingle) {
   Env& e = *env_;

@@ -19,8 +19,8 @@
 #include "ckks/ckks_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/ckks/graph.h"
-#include "theo/ckks/key_switch_tuning.h"
 #include "theo/math/parameter_grid.h"
+#include "theo/tuning/key_switch_tuning.h"
 
 namespace theo::test {
 namespace {
@@ -67,9 +67,9 @@ std::vector<u32> random_words(const Context& ctx, u32 level, u64 seed) {
   return w;
 }
 
-// One key switch of the given words at `level` with `key`, forced to `plan` when given.
+// One key switch of the given words at `level` with `key`, forced to a dataflow when given.
 u64 switched(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key, u32 level,
-             const std::vector<u32>& words, const KeySwitchPlan* plan = nullptr) {
+             const std::vector<u32>& words, const DataflowChoice* forced = nullptr) {
   const LevelData& lv = ctx.level(level);
   Backend& be = ctx.backend();
   RnsPoly in = be.make_poly(lv.q_basis), o0 = be.make_poly(lv.q_basis),
@@ -78,10 +78,14 @@ u64 switched(const Context& ctx, const KeySwitcher& ks, const SwitchingKey& key,
   const ConstPolyRef ins[] = {in.cref()};
   const SwitchingKey* keys[] = {&key};
   const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
-  if (plan != nullptr)
-    ks.switch_keys(ins, keys, level, out0, out1, *plan);
-  else
-    ks.switch_key(in.cref(), level, key, o0.ref(), o1.ref());
+  std::optional<DataflowChoice> dataflow;
+  if (forced != nullptr) dataflow = *forced;
+  ks.run({.level = level,
+          .inputs = ins,
+          .keys = keys,
+          .out0 = out0,
+          .out1 = out1,
+          .dataflow = dataflow});
   return hash_poly(ctx, o0, hash_poly(ctx, o1));
 }
 
@@ -143,10 +147,7 @@ TEST(Dataflows, EveryDataflowAndChunkCountGivesTheSameWords) {
         const std::vector<u32> words = random_words(*ref.ctx, level, seed + level);
         const u64 want = switched(*ref.ctx, ref_ks, ref.rlk.key(), level, words);
         for (const DataflowChoice& c : dataflow_candidates()) {
-          KeySwitchPlan plan = ks.planner().plan(level, 1, 1);
-          plan.dataflow = c.dataflow;
-          plan.chunks = c.chunks;
-          EXPECT_EQ(switched(*k.ctx, ks, k.rlk.key(), level, words, &plan), want)
+          EXPECT_EQ(switched(*k.ctx, ks, k.rlk.key(), level, words, &c), want)
               << p.name << " level " << level << " " << choice_name(c) << " fusion " << opt.fusion
               << " pipelining " << opt.pipelining << " caching " << opt.multi_poly_caching;
         }
@@ -184,8 +185,8 @@ TEST(Dataflows, EvaluatorOpsUnderEachDataflow) {
   for (const DataflowChoice& c : dataflow_candidates()) {
     const Keys k(context(p, Optimizations::all(), fixed(c)));
     for (u32 l = 0; l <= k.ctx->max_level(); ++l) {
-      EXPECT_EQ(k.ev.key_switcher().planner().dataflow(l).choice, c);
-      EXPECT_EQ(k.ev.key_switcher().planner().dataflow(l).source, ChoiceSource::kFixed);
+      EXPECT_EQ(k.ctx->key_switch_planner().dataflow(l).choice, c);
+      EXPECT_EQ(k.ctx->key_switch_planner().dataflow(l).source, ChoiceSource::kFixed);
     }
     EXPECT_EQ(k.ctx->tuning_report().status, TuningLoadStatus::kNotUsed);  // fixed: no table
     const Ciphertext ka = copy(*k.ctx, a), kb = copy(*k.ctx, b);
@@ -214,7 +215,7 @@ TEST(Dataflows, AutoFollowsTheLevel) {
   opt.cache_bytes = static_cast<std::size_t>(kFootprintHeadroom *
                                              static_cast<double>((mid + 4 * (mid + 3)) * limb));
   const Keys k(context(p, opt, {}));
-  const KeySwitchPlanner& planner = k.ev.key_switcher().planner();
+  const KeySwitchPlanner& planner = k.ctx->key_switch_planner();
   std::set<std::string> seen;
   for (u32 l = 0; l <= k.ctx->max_level(); ++l) {
     const LevelDataflow& d = planner.dataflow(l);
@@ -234,8 +235,7 @@ TEST(Dataflows, AutoFollowsTheLevel) {
   ASSERT_TRUE(is_chunked(c.dataflow));
   EXPECT_NE(k.ctx->level(top).chunk_plans(c.chunks), nullptr);
   EXPECT_EQ(k.ctx->level(top).chunk_plans(c.chunks == 10 ? 9 : c.chunks + 1), nullptr);
-  KeySwitchPlan other = planner.plan(top, 1, 1);
-  other.chunks = c.chunks == 10 ? 9 : c.chunks + 1;
+  const DataflowChoice other{c.dataflow, c.chunks == 10 ? 9 : c.chunks + 1};
   const std::vector<u32> words = random_words(*k.ctx, top, seed);
   EXPECT_THROW(switched(*k.ctx, k.ev.key_switcher(), k.rlk.key(), top, words, &other),
                ParameterError);
@@ -262,6 +262,8 @@ class TempDir {
 struct TableRun {
   ContextPtr ctx;
   std::vector<std::string> warnings;
+  bool measured = false;   // tune: the table was measured (create_tuned_context)
+  std::string save_error;  // tune: why it could not be written
 };
 TableRun with_table(const ParameterSet& p, const fs::path& dir, bool tune, bool use = true) {
   TableRun r;
@@ -272,10 +274,16 @@ TableRun with_table(const ParameterSet& p, const fs::path& dir, bool tune, bool 
   o.optimizations.cache_bytes = std::size_t{1} << 20;  // a cache to plan for on the CPU
   o.key_switching.tuning.directory = dir;
   o.key_switching.tuning.use_table = use;
-  o.key_switching.tuning.tune_if_missing = tune;
   auto* warnings = &r.warnings;
   o.key_switching.tuning.warn = [warnings](const std::string& m) { warnings->push_back(m); };
-  r.ctx = Context::create(p, o);
+  if (tune) {
+    TunedContext t = create_tuned_context(p, o);
+    r.ctx = t.ctx;
+    r.measured = t.measured;
+    r.save_error = t.save_error;
+  } else {
+    r.ctx = Context::create(p, o);
+  }
   return r;
 }
 
@@ -299,10 +307,11 @@ TEST(Dataflows, TuningTableAtContextCreation) {
   EXPECT_EQ(file.parent_path(), dir.path());
   EXPECT_FALSE(fs::exists(file));
 
-  // tune_if_missing: measured while the Context is made, written, and used.
+  // create_tuned_context: measured before the Context is made, written, and used.
   TableRun tuned = with_table(p, dir.path(), true);
-  EXPECT_TRUE(tuned.ctx->tuning_report().tuned);
-  EXPECT_TRUE(tuned.ctx->tuning_report().save_error.empty());
+  EXPECT_TRUE(tuned.measured);
+  EXPECT_TRUE(tuned.save_error.empty());
+  EXPECT_EQ(tuned.ctx->tuning_report().status, TuningLoadStatus::kGiven);
   EXPECT_TRUE(tuned.warnings.empty());
   ASSERT_TRUE(fs::exists(file));
   EXPECT_EQ(sources(*tuned.ctx), std::set<ChoiceSource>{ChoiceSource::kTable});
@@ -345,17 +354,17 @@ TEST(Dataflows, TuningTableAtContextCreation) {
   ASSERT_EQ(stale.warnings.size(), 1u);
   EXPECT_NE(stale.warnings[0].find("stale"), std::string::npos) << stale.warnings[0];
   EXPECT_EQ(sources(*stale.ctx), std::set<ChoiceSource>{ChoiceSource::kModel});
-  // ...and tune_if_missing replaces it.
+  // ...and create_tuned_context replaces it.
   TableRun retuned = with_table(p, dir.path(), true);
-  EXPECT_TRUE(retuned.ctx->tuning_report().tuned);
+  EXPECT_TRUE(retuned.measured);
   EXPECT_EQ(with_table(p, dir.path(), false).ctx->tuning_report().status,
             TuningLoadStatus::kLoaded);
 
   // Unwritable: measured and used, the failure reported, nothing thrown.
   if (fs::is_directory("/proc")) {
     TableRun unwritable = with_table(p, "/proc/theodosian-tuning-test", true);
-    EXPECT_TRUE(unwritable.ctx->tuning_report().tuned);
-    EXPECT_FALSE(unwritable.ctx->tuning_report().save_error.empty());
+    EXPECT_TRUE(unwritable.measured);
+    EXPECT_FALSE(unwritable.save_error.empty());
     ASSERT_EQ(unwritable.warnings.size(), 1u);
     EXPECT_NE(unwritable.warnings[0].find("cannot be written"), std::string::npos);
     EXPECT_EQ(sources(*unwritable.ctx), std::set<ChoiceSource>{ChoiceSource::kTable});

@@ -30,13 +30,6 @@ std::vector<Cplx> fixed_slots(std::size_t n, double phase) {
   return v;
 }
 
-u64 hash_polys(const Context& ctx, const std::vector<RnsPoly>& polys) {
-  u64 h = 1469598103934665603ull;
-  for (const RnsPoly& p : polys)
-    h = hash_poly(ctx, p, h);
-  return h;
-}
-
 Hashes run_mechanisms(const ParameterSet& params, BackendChoice backend, bool fusion) {
   const ContextPtr ctx = context_with(params, backend, fusion);
   KeyGenerator kg(ctx, seed_of(42));
@@ -99,19 +92,33 @@ Hashes run_mechanisms(const ParameterSet& params, BackendChoice backend, bool fu
   h["mod_down"] = hash_ct(*ctx, ev.mod_down(std::move(sum)));
   h["mod_down_rescale"] = hash_ct(*ctx, ev.mod_down_rescale(std::move(sum2)));
 
-  // The KeySwitcher stages directly: a ModUp of two inputs, and a ModDown whose outputs are the
-  // Q_l limbs of its inputs (the aliasing case keeps the unfused tail).
+  // Through KeySwitcher::run: two switches left extended (ModUp of both inputs together), and a
+  // ModDown whose outputs are the Q_l limbs of its inputs (the aliasing case keeps the unfused
+  // tail).
   const KeySwitcher& ks = ev.key_switcher();
   const ConstPolyRef inputs[] = {a.poly(1).cref(), b.poly(1).cref()};
-  const std::vector<ModUpDigits> ups = ks.mod_up(inputs, top);
-  h["mod_up 0"] = hash_polys(*ctx, ups[0].digits);
-  h["mod_up 1"] = hash_polys(*ctx, ups[1].digits);
-  ExtendedPair pair = ks.stages().key_mult(ups[1], rlk.key());
-  const u32 limbs = ctx->level(top).limbs;
-  const PolyRef in[] = {pair.c0.ref(), pair.c1.ref()};
-  const PolyRef out[] = {pair.c0.slice(0, limbs), pair.c1.slice(0, limbs)};
-  ks.mod_down(in, out, top);
-  h["mod_down in place"] = hash_poly(*ctx, pair.c0, hash_poly(*ctx, pair.c1));
+  const SwitchingKey* const keys[] = {&rlk.key(), &rlk.key()};
+  Backend& be = ctx->backend();
+  const LevelData& lv = ctx->level(top);
+  std::vector<RnsPoly> pairs;
+  for (int i = 0; i < 4; ++i)
+    pairs.push_back(be.make_poly(lv.pq_basis));
+  const PolyRef e0[] = {pairs[0].ref(), pairs[2].ref()}, e1[] = {pairs[1].ref(), pairs[3].ref()};
+  KeySwitchRequest both;
+  both.level = top;
+  both.inputs = inputs;
+  both.keys = keys;
+  both.finish = KeySwitchFinish::kExtended;
+  both.out0 = e0;
+  both.out1 = e1;
+  ks.run(both);
+  h["extended 0"] = hash_poly(*ctx, pairs[0], hash_poly(*ctx, pairs[1]));
+  h["extended 1"] = hash_poly(*ctx, pairs[2], hash_poly(*ctx, pairs[3]));
+  const u32 limbs = lv.limbs;
+  const PolyRef in[] = {pairs[2].ref(), pairs[3].ref()};
+  const PolyRef out0[] = {pairs[2].slice(0, limbs)}, out1[] = {pairs[3].slice(0, limbs)};
+  ks.run({.level = top, .extended = in, .out0 = out0, .out1 = out1});
+  h["mod_down in place"] = hash_poly(*ctx, pairs[2], hash_poly(*ctx, pairs[3]));
   return h;
 }
 

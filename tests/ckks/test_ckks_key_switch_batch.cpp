@@ -73,7 +73,7 @@ Hashes run_mechanisms(const ParameterSet& params, const Optimizations& opt) {
   for (std::size_t i = 0; i < rotated.size(); ++i)
     h["mod_down_rotate_extended_batch " + std::to_string(i)] = hash_ext(ctx, rotated[i]);
 
-  // KeySwitcher::switch_keys with explicit batch sizes (the Fig. 7b sweep's entry point).
+  // KeySwitcher::run with explicit batch sizes (the Fig. 7b sweep's entry point).
   const KeySwitcher& ks = ev.key_switcher();
   const LevelData& lv = ctx.level(f.top);
   for (u32 batch : {1u, 2u, 3u}) {
@@ -91,7 +91,7 @@ Hashes run_mechanisms(const ParameterSet& params, const Optimizations& opt) {
       o0.push_back(outs[2 * i].ref());
       o1.push_back(outs[2 * i + 1].ref());
     }
-    ks.switch_keys(d, keys, f.top, o0, o1, batch);
+    ks.run({.level = f.top, .inputs = d, .keys = keys, .out0 = o0, .out1 = o1, .batch = batch});
     u64 hh = 1469598103934665603ull;
     for (const RnsPoly& p : outs)
       hh = hash_poly(ctx, p, hh);
@@ -120,13 +120,9 @@ TEST(KeySwitchBatch, EverySwitchCombinationGivesTheSameWords) {
   const Hashes base = run_mechanisms(p, Optimizations::none());
   // A cache that holds two key switches at the top level: batches of two (and of one below).
   const ContextPtr probe = context_with(p, Optimizations::all());
-  const std::size_t two = 2 * Evaluator(probe)
-                                  .key_switcher()
-                                  .planner()
-                                  .footprint(probe->default_encryption_level())
-                                  .per_switch() +
-                          1;
-  // switch_keys ignores how it is batched.
+  const std::size_t two =
+      2 * probe->key_switch_planner().footprint(probe->default_encryption_level()).per_switch() + 1;
+  // run() ignores how it is batched.
   EXPECT_EQ(base.at("switch_keys batch 1"), base.at("switch_keys batch 2"));
   EXPECT_EQ(base.at("switch_keys batch 1"), base.at("switch_keys batch 3"));
   const std::map<std::string, Optimizations> configs = {
@@ -191,7 +187,7 @@ TEST(KeySwitchBatch, BatchedOpsMatchTheSingleOps) {
 TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   Fixture f(generated_params(12, 5), Optimizations::all());
   const Context& ctx = *f.ctx;
-  const KeySwitchPlanner& ks = f.ev.key_switcher().planner();
+  const KeySwitchPlanner& ks = f.ctx->key_switch_planner();
   const LevelData& lv = ctx.level(f.top);
   const std::size_t limb = std::size_t{ctx.n()} * 4;
   const std::size_t l = lv.limbs, alpha = ctx.alpha(), beta = lv.digits.size();
@@ -207,7 +203,7 @@ TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   EXPECT_EQ(ks.batch_size(0, fp.per_switch()), 1u);
 
   Fixture g(generated_params(12, 5), with(true, true, true, 3 * fp.per_switch() + 5));
-  const KeySwitchPlanner& gs = g.ev.key_switcher().planner();
+  const KeySwitchPlanner& gs = g.ctx->key_switch_planner();
   EXPECT_EQ(gs.cache_bytes(), 3 * fp.per_switch() + 5);
   EXPECT_EQ(gs.batch_size(16, fp.per_switch()), 3u);
   EXPECT_EQ(gs.batch_size(2, fp.per_switch()), 2u);
@@ -215,7 +211,7 @@ TEST(KeySwitchBatch, FootprintAndBatchSizeFollowTheModel) {
   EXPECT_EQ(gs.batch_size(16, 10 * fp.per_switch()), 1u);              // never below 1
 
   Fixture off(generated_params(12, 5), with(true, false, true, 1u << 30));
-  EXPECT_EQ(off.ev.key_switcher().planner().batch_size(16, fp.per_switch()), 1u);
+  EXPECT_EQ(off.ctx->key_switch_planner().batch_size(16, fp.per_switch()), 1u);
 }
 
 TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
@@ -225,12 +221,12 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
   const std::size_t limb = std::size_t{ctx.n()} * 4;
   const std::size_t l = lv.limbs, alpha = ctx.alpha(), beta = lv.digits.size();
   ASSERT_GE(beta, 3u) << "the test needs a level with three digits or more";
-  const KeySwitchPlanner& ks = f.ev.key_switcher().planner();
+  const KeySwitchPlanner& ks = f.ctx->key_switch_planner();
   EXPECT_EQ(ks.mod_up_digit_groups(f.top, 1), 1u);  // no cache on the CPU: one group
   const std::size_t fp = ks.footprint(f.top).mod_up;
   const auto groups = [&](std::size_t cache, std::size_t inputs) {
     Fixture g(generated_params(12, 5), with(true, true, true, cache));
-    return g.ev.key_switcher().planner().mod_up_digit_groups(g.top, inputs);
+    return g.ctx->key_switch_planner().mod_up_digit_groups(g.top, inputs);
   };
   EXPECT_EQ(groups(fp, 1), 1u);      // the whole stage fits
   EXPECT_EQ(groups(1, 1), beta);     // nothing fits: one digit at a time
@@ -239,8 +235,7 @@ TEST(KeySwitchBatch, ModUpDigitGroupsFitTheCache) {
   EXPECT_EQ(groups(two_digits, 1), (beta + 1) / 2);
   EXPECT_EQ(groups(fp, 2), groups(fp / 2, 1));  // two inputs need twice the room
   EXPECT_EQ(Fixture(generated_params(12, 5), with(true, false, true, 1))
-                .ev.key_switcher()
-                .planner()
+                .ctx->key_switch_planner()
                 .mod_up_digit_groups(f.top, 1),
             1u);  // without multi-poly caching mod_up is not scheduled by the cache
 }
@@ -257,8 +252,8 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   serial_opt.pipelining = false;
   Fixture on(p, on_opt), serial(p, serial_opt);
   const Context& ctx = *on.ctx;
-  const KeySwitchPlanner& ks = on.ev.key_switcher().planner();
-  EXPECT_FALSE(bulk.ev.key_switcher().planner().output_chunked(bulk.top));  // DPOB asked for
+  const KeySwitchPlanner& ks = on.ctx->key_switch_planner();
+  EXPECT_FALSE(bulk.ctx->key_switch_planner().output_chunked(bulk.top));  // DPOB asked for
   u32 chunked_levels = 0;
   for (u32 level = 0; level <= on.top; ++level) {
     const LevelData& lv = ctx.level(level);
@@ -299,7 +294,7 @@ TEST(KeySwitchBatch, OutputChunkedKeySwitchGivesTheSameWords) {
   // A cache that holds the top level's ModUp twice over: not chunked there.
   Optimizations roomy = on_opt;
   roomy.cache_bytes = 2 * ks.footprint(on.top).mod_up;
-  EXPECT_FALSE(Fixture(p, roomy).ev.key_switcher().planner().output_chunked(on.top));
+  EXPECT_FALSE(Fixture(p, roomy).ctx->key_switch_planner().output_chunked(on.top));
 }
 
 TEST(KeySwitchBatch, ForkProtocolIsChecked) {
@@ -365,12 +360,19 @@ TEST(KeySwitchBatch, RejectsBadArguments) {
   const SwitchingKey* null_key[] = {nullptr};
   RnsPoly o = f.ctx->backend().make_poly(f.ctx->level(f.top).q_basis);
   const PolyRef outs[] = {o.ref()};
-  EXPECT_THROW(ks.switch_keys(d, keys, f.top, outs, outs), ParameterError);
-  EXPECT_THROW(ks.switch_keys(d, null_key, f.top, outs, outs), ParameterError);
-  const ModUpDigits up = ks.mod_up(d[0], f.top);
+  EXPECT_THROW(ks.run({.level = f.top, .inputs = d, .keys = keys, .out0 = outs, .out1 = outs}),
+               ParameterError);
+  EXPECT_THROW(ks.run({.level = f.top, .inputs = d, .keys = null_key, .out0 = outs, .out1 = outs}),
+               ParameterError);
   const u32 identity[] = {1};
   const SwitchingKey* one_key[] = {&f.rlk.key()};
-  EXPECT_THROW(ks.switch_keys_hoisted(up, identity, one_key, outs, outs), ParameterError);
+  EXPECT_THROW(ks.run({.level = f.top,
+                       .inputs = d,
+                       .keys = one_key,
+                       .galois = identity,
+                       .out0 = outs,
+                       .out1 = outs}),
+               ParameterError);
 
   const Ciphertext* xs[] = {&f.a[0], nullptr};
   const Ciphertext* ys[] = {&f.b[0], &f.b[1]};
@@ -412,9 +414,9 @@ TEST(KeySwitchBatch, BootstrapBitExactUnderEveryOptimization) {
   Optimizations chunked = with(true, true, true, 1);
   chunked.output_chunking = true;  // every key switch with two digits or more is chunked
   EXPECT_EQ(run(chunked), base);
-  Optimizations lockstep = Optimizations::all();
-  lockstep.lockstep_evalmod = true;  // EvalMod's parts in lockstep despite the second stream
-  EXPECT_EQ(run(lockstep), base);
+  Optimizations batched = Optimizations::all();
+  batched.batched_evalmod = true;  // EvalMod's parts as one group despite the second stream
+  EXPECT_EQ(run(batched), base);
 }
 
 }  // namespace

@@ -94,13 +94,15 @@ u64 switched(const Keys& k, u32 level, const std::vector<u32>& words,
   if (forced == nullptr) {
     ks.switch_key(in.cref(), level, k.rlk.key(), o0.ref(), o1.ref());
   } else {
-    KeySwitchPlan plan = ks.planner().plan(level, 1, 1);
-    plan.dataflow = forced->dataflow;
-    plan.chunks = forced->chunks;
     const ConstPolyRef ins[] = {in.cref()};
     const SwitchingKey* keys[] = {&k.rlk.key()};
     const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
-    ks.switch_keys(ins, keys, level, out0, out1, plan);
+    ks.run({.level = level,
+            .inputs = ins,
+            .keys = keys,
+            .out0 = out0,
+            .out1 = out1,
+            .dataflow = *forced});
   }
   return hash_poly(ctx, o0, hash_poly(ctx, o1));
 }
@@ -178,7 +180,7 @@ TEST(CudaDataflows, EvaluatorOpsEagerAndReplayed) {
 TEST(CudaDataflows, AutoOnThisDevice) {
   const ParameterSet p = generate_grid_parameters({16, 30, 4});
   const Keys gpu(context(BackendChoice::kCuda, p, Optimizations::all(), {}));
-  const KeySwitchPlanner& planner = gpu.ev.key_switcher().planner();
+  const KeySwitchPlanner& planner = gpu.ctx->key_switch_planner();
   std::printf("[dataflows] L2 %.1f MB; Auto (model) by level:",
               static_cast<double>(planner.cache_bytes()) / 1e6);
   for (u32 l = 0; l <= gpu.ctx->max_level(); ++l) {

@@ -107,7 +107,7 @@ TEST(CudaPipeline, ReportsTheL2AndPlansBatches) {
   const std::size_t l2 = f.ctx->backend().l2_bytes();
   std::printf("[pipeline] device L2: %.1f MB\n", static_cast<double>(l2) / 1e6);
   EXPECT_GT(l2, std::size_t{1} << 20);
-  const KeySwitchPlanner& ks = f.ev.key_switcher().planner();
+  const KeySwitchPlanner& ks = f.ctx->key_switch_planner();
   EXPECT_EQ(ks.cache_bytes(), l2);
   const std::size_t per = ks.footprint(f.top).per_switch();
   EXPECT_EQ(ks.batch_size(1000, per), std::min<std::size_t>(1000, l2 / per));

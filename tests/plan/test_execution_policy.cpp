@@ -207,8 +207,8 @@ TEST(Optimizations, BootstrapLeversByName) {
   EXPECT_TRUE(base.fusion && base.pipelining);  // the other switches as they were
   const Optimizations two = with_bootstrap_levers(base, "lazy_polynomial+slot_to_coeff_first");
   EXPECT_TRUE(two.circuits.lazy_polynomial && two.circuits.slot_to_coeff_first);
-  EXPECT_FALSE(two.inplace_constants || two.lockstep_evalmod);
-  EXPECT_TRUE(bootstrap_lever(with_bootstrap_levers(base, "all"), "lockstep_evalmod"));
+  EXPECT_FALSE(two.inplace_constants || two.batched_evalmod);
+  EXPECT_TRUE(bootstrap_lever(with_bootstrap_levers(base, "all"), "batched_evalmod"));
   EXPECT_EQ(with_bootstrap_levers(two, "default").circuits.slot_to_coeff_first, true);
   EXPECT_THROW(with_bootstrap_levers(o, "lazy_polynomial+nope"), ParameterError);
   EXPECT_THROW(with_bootstrap_levers(o, "lazy_polynomial+"), ParameterError);

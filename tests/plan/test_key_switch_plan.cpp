@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ckks/ckks_test_util.h"
+#include "ckks/keyswitch/dataflows.h"
 #include "theo/plan/key_switch_plan.h"
 
 namespace theo::test {
@@ -142,11 +143,11 @@ TEST(KeySwitchPlan, DataflowSelection) {
 TEST(KeySwitchPlan, WorkLanes) {
   const ExecutionPolicy all = policy_of(Optimizations::all());
   EXPECT_EQ(plan_work_lanes(all, 2, false), WorkLanes::kTwoStreams);
-  EXPECT_EQ(plan_work_lanes(all, 2, true), WorkLanes::kLockstep);  // forks do not nest
-  EXPECT_EQ(plan_work_lanes(all, 1, false), WorkLanes::kLockstep);
+  EXPECT_EQ(plan_work_lanes(all, 2, true), WorkLanes::kBatched);  // forks do not nest
+  EXPECT_EQ(plan_work_lanes(all, 1, false), WorkLanes::kBatched);
   Optimizations caching_only = Optimizations::none();
   caching_only.multi_poly_caching = true;
-  EXPECT_EQ(plan_work_lanes(policy_of(caching_only), 2, false), WorkLanes::kLockstep);
+  EXPECT_EQ(plan_work_lanes(policy_of(caching_only), 2, false), WorkLanes::kBatched);
   EXPECT_EQ(plan_work_lanes(policy_of(Optimizations::none()), 2, false), WorkLanes::kInOrder);
 }
 
@@ -178,10 +179,24 @@ TEST(KeySwitchPlan, ForcedPlansGiveTheSameWords) {
       o0.push_back(outs[2 * i].ref());
       o1.push_back(outs[2 * i + 1].ref());
     }
-    if (plan != nullptr)
-      ks.switch_keys(d, keys, level, o0, o1, *plan);
-    else
-      ks.switch_keys(d, keys, level, o0, o1);
+    if (plan == nullptr) {
+      ks.run({.level = level, .inputs = d, .keys = keys, .out0 = o0, .out1 = o1});
+    } else {
+      // The plan forced on the dataflows directly, batch by batch (KeySwitcher::run always
+      // runs the planner's).
+      const keyswitch::Stages st(*ctx, plan->issue);
+      const std::size_t b = std::max<u32>(plan->batch, 1);
+      for (std::size_t first = 0; first < d.size(); first += b) {
+        const std::size_t n = std::min(b, d.size() - first);
+        KeySwitchRequest batch;
+        batch.level = level;
+        batch.inputs = std::span<const ConstPolyRef>(d).subspan(first, n);
+        batch.keys = std::span<const SwitchingKey* const>(keys).subspan(first, n);
+        batch.out0 = std::span<const PolyRef>(o0).subspan(first, n);
+        batch.out1 = std::span<const PolyRef>(o1).subspan(first, n);
+        keyswitch::run_batch(st, *plan, batch);
+      }
+    }
     u64 h = 1469598103934665603ull;
     for (const RnsPoly& p : outs)
       h = hash_poly(*ctx, p, h);

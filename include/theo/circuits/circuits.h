@@ -3,7 +3,6 @@
 
 #include "theo/circuits/activation_fit.h"
 #include "theo/circuits/bootstrapper.h"
-#include "theo/circuits/bootstrapping_keys_io.h"
 #include "theo/circuits/chebyshev.h"
 #include "theo/circuits/cnn.h"
 #include "theo/circuits/dft.h"

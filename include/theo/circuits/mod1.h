@@ -55,7 +55,7 @@ class EvalMod {
   // cosine's coefficients and the double angles' constants (see evaluate_batch).
   Ciphertext evaluate(const PolynomialEvaluator& pe, const Evaluator& ev, const RelinKey& rlk,
                       const Ciphertext& ct, double gain = 1) const;
-  // evaluate() on several ciphertexts at one level and scale in lockstep
+  // evaluate() on several ciphertexts at one level and scale as one group
   // (PolynomialEvaluator::evaluate_batch): the same words as evaluate() on each.
   std::vector<Ciphertext> evaluate_batch(const PolynomialEvaluator& pe, const Evaluator& ev,
                                          const RelinKey& rlk,

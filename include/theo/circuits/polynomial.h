@@ -32,7 +32,7 @@ class PolynomialEvaluator {
   // when given (must be at or below that).
   Ciphertext evaluate(const Ciphertext& ct, const ChebyshevSeries& p,
                       std::optional<u32> output_level = std::nullopt) const;
-  // evaluate() on several ciphertexts at one level and scale, in lockstep: every key switch and
+  // evaluate() on several ciphertexts at one level and scale, as one group: every key switch and
   // rescale covers all of them in one batch (multiply_relin_rescale_batch and friends), so their
   // launches fill the GPU together and the relinearization key is read once per product. The
   // same words as evaluate() on each.

@@ -138,17 +138,21 @@ struct LevelData {
 struct TuningReport {
   std::filesystem::path file;  // where the table of this device and set lives (empty: no directory)
   TuningLoadStatus status = TuningLoadStatus::kMissing;
-  std::string message;     // the warning given (corrupted, stale, unreadable), else empty
-  bool tuned = false;      // measured while the Context was made (TuningOptions::tune_if_missing)
-  std::string save_error;  // why the measured table could not be written, else empty
+  std::string message;  // the warning given (corrupted, stale, unreadable), else empty
 };
 
 class Context : public std::enable_shared_from_this<Context> {
  public:
   // Validates the set (ParameterError), refuses 64-bit sets, checks 128-bit security
-  // (SecurityError unless options.allow_insecure) and builds the backend and all tables.
+  // (SecurityError unless options.allow_insecure) and builds the backend and all tables, in one
+  // go: nothing changes the Context afterwards. The environment is read once, into policy().
+  // Dataflow::kAuto's key-switch dataflows come from `table` when one is given (a table of
+  // another device or parameter set is warned about and not used), else from the table on disk
+  // (KeySwitchOptions::tuning), else from the footprint model; tuning_report() says which.
+  // Measuring a table is the tuning layer's (theo/tuning/key_switch_tuning.h).
   static std::shared_ptr<const Context> create(const ParameterSet& params,
-                                               const ContextOptions& options = {});
+                                               const ContextOptions& options = {},
+                                               const TuningTable* table = nullptr);
 
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -160,8 +164,12 @@ class Context : public std::enable_shared_from_this<Context> {
   const ContextOptions& options() const { return options_; }
   // The execution settings in effect (the options with the environment applied at creation).
   const ExecutionPolicy& policy() const { return policy_; }
-  // Plans every key switch of this Context (theo/plan/key_switch_plan.h).
+  // Plans every key switch of this Context (theo/plan/key_switch_plan.h). The library's code asks
+  // KeySwitcher::run (theo/ckks/key_switcher.h), which asks the planner; this accessor is for
+  // tests of the planner's decisions.
   const KeySwitchPlanner& key_switch_planner() const { return *planner_; }
+  // The key-switch dataflow of a lone switch at `level` and where it came from (reports).
+  const LevelDataflow& key_switch_dataflow(u32 level) const;
   // The backend executes ops; the Context itself never changes after creation.
   Backend& backend() const { return *backend_; }
   const RingParams& ring() const { return ring_; }
@@ -197,14 +205,13 @@ class Context : public std::enable_shared_from_this<Context> {
   const TuningReport& tuning_report() const { return tuning_report_; }
 
  private:
-  Context(const ParameterSet& params, const ContextOptions& options);
+  Context(const ParameterSet& params, const ContextOptions& options, const TuningTable* table);
   void build_levels();
-  // The planner (with the tuning table, if one is used) and the output-chunk tables it needs.
-  // Returns true when the table should be measured now (tune_if_missing and no valid table); the
-  // tables of every candidate are then built.
-  bool plan_key_switching();
-  void set_planner(const TuningTable* table);
-  void build_output_chunk_plans(bool every_count);
+  // The tuning table the planner uses (the given one, else the one on disk), with the report.
+  std::optional<TuningTable> choose_tuning_table(const TuningTable* given);
+  // The tables of the output-chunked dataflows the planner chose (every chunk count at the levels
+  // KeySwitchOptions::prepare_all names).
+  void build_output_chunk_plans();
 
   u64 id_ = 0;
   ParameterSet params_;

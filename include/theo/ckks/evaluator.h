@@ -152,10 +152,9 @@ class Evaluator {
  private:
   // a * b without relinearization, times the integer factor (exact, inside the tensor product).
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b, i64 factor) const;
-  // (d0, d1, d2) at `level`: d2 relinearized, d0 and d1 joining as P d_i, one ModDown merged with
-  // the rescale (multiply_relin_rescale's tail).
-  std::vector<RnsPoly> relin_rescale_polys(ConstPolyRef d0, ConstPolyRef d1, ConstPolyRef d2,
-                                           u32 level, const RelinKey& rlk) const;
+  // The one route of every product (multiply with a key, relinearize, multiply_relin_rescale):
+  // the tensor t relinearized by one key switch, finished by ModDown or by ModDown + rescale.
+  Ciphertext switch_tensor(const Ciphertext& t, const RelinKey& rlk, KeySwitchFinish finish) const;
 
   std::shared_ptr<const Context> ctx_;
   KeySwitcher switcher_;

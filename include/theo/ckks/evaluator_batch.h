@@ -1,6 +1,6 @@
 #pragma once
 // Batched evaluator ops: several independent ops whose key switches run together as L2-sized
-// batches (L2-aware multi-polynomial caching, Theodosian §IV-A; KeySwitcher::switch_keys). At
+// batches (L2-aware multi-polynomial caching, Theodosian §IV-A; KeySwitcher::run). At
 // small L one key switch cannot fill the GPU, so batching B of them raises utilization for as
 // long as their combined working set stays in the L2 cache; the batch size comes from
 // KeySwitchPlanner::batch_size. Each result is word for word the one of the single op named below.
@@ -17,9 +17,9 @@ std::vector<Ciphertext> multiply_batch(const Evaluator& ev, std::span<const Ciph
                                        std::span<const Ciphertext* const> b, const RelinKey& rlk);
 
 // [i] = ev.multiply_relin_rescale(*a[i], *b[i], rlk) (ModDown merged with the rescale). The
-// relinearization key is read once per batch (KeySwitchStages::key_mult_shared_key). batch: the
-// number of products per batch (0: KeySwitchPlanner::batch_size from the footprint model; a caller
-// that batches for parallelism rather than for L2 reuse, such as lockstep circuits over a few
+// relinearization key is read once per batch (the plan's shared-key pass). batch: the number of
+// products per batch (0: KeySwitchPlanner::batch_size from the footprint model; a caller that
+// batches for parallelism rather than for L2 reuse, such as circuits over groups of a few
 // ciphertexts, passes the count).
 std::vector<Ciphertext> multiply_relin_rescale_batch(const Evaluator& ev,
                                                      std::span<const Ciphertext* const> a,

@@ -16,16 +16,14 @@
 
 namespace theo {
 
+// Where a Context finds its tuning table. Measuring one is the tune layer's
+// (theo/tuning/key_switch_tuning.h: theo_tune, create_tuned_context).
 struct TuningOptions {
   // Dataflow::kAuto reads the table of this device and parameter set from `directory`.
   bool use_table = true;
   // Where tables live; empty: default_tuning_dir() of the environment as it is when the Context is
   // made ($XDG_CACHE_HOME/theodosian/tuning, else $HOME/.cache/theodosian/tuning).
   std::filesystem::path directory;
-  // With no valid table, measure every candidate at every level while the Context is made and
-  // write the table (theo_tune does the same from the command line). Seconds of work on a GPU
-  // for a bootstrappable set; off by default.
-  bool tune_if_missing = false;
   // Where warnings go (a corrupted, stale, unreadable or unwritable table); empty: stderr.
   std::function<void(const std::string&)> warn;
 };
@@ -50,16 +48,22 @@ enum class ChoiceSource { kFixed, kTable, kModel };
 const char* choice_source_name(ChoiceSource s);
 
 struct LevelDataflow {
-  DataflowChoice choice;
+  DataflowChoice choice;  // of a lone key switch
   ChoiceSource source = ChoiceSource::kModel;
+  // Of a batch of several key switches, or of switches read through Galois elements (hoisting):
+  // digit-parallel, output-bulk, each stage one set of launches over all of them.
+  DataflowChoice batched = kDefaultChoice;
 };
 
-// One entry per level: the fixed dataflow (chunks from the options, else the model's), or for
-// kAuto the table's choice where `table` (may be null) tuned the level, else model_choice against
-// cache_bytes. levels[l] is level l's key-switch shape.
+// One entry per level, the only place a dataflow is chosen: the fixed dataflow (chunks from the
+// options, else the model's), or for kAuto the table's choice where `table` (may be null) tuned
+// the level, else model_choice against cache_bytes; with output_chunking (Optimizations), the
+// model's choice becomes DPOC (digits + 1 chunks, at most 10) at the levels with two digits or
+// more whose single-input ModUp exceeds the cache. levels[l] is level l's key-switch shape.
 std::vector<LevelDataflow> select_dataflows(const KeySwitchOptions& o,
                                             std::span<const KeySwitchShape> levels,
-                                            std::size_t cache_bytes, const TuningTable* table);
+                                            std::size_t cache_bytes, const TuningTable* table,
+                                            bool output_chunking = false);
 
 // Sends a warning to o.warn, else to stderr ("theodosian: warning: ...").
 void emit_warning(const TuningOptions& o, const std::string& message);

@@ -1,17 +1,19 @@
 #pragma once
 // Key-switch planning: how the three stages of hybrid key switching (ModUp, KeyMult, ModDown;
-// theo/ckks/key_switch_stages.h) are arranged for a batch of key switches at one level, decided
-// from the footprint model and the device's L2 cache before anything runs. The planner calls no
-// Backend op: shapes and device facts in, a KeySwitchPlan out. The dataflows of ckks/keyswitch/
-// execute a plan; every plan computes the same words.
+// src/ckks/keyswitch/stages.h) are arranged for the key switches of one request at one level,
+// decided from the footprint model and the device's L2 cache before anything runs. The planner
+// calls no Backend op: shapes and device facts in, a KeySwitchSchedule out, every decision made
+// once (batches, dataflow, chunks, ModUp digit groups, streams, fusion, multi-poly launches).
+// KeySwitcher::run (theo/ckks/key_switcher.h) executes it; the stages and the dataflows decide
+// nothing. Every schedule computes the same words.
 //
-// Dataflows (theo/plan/dataflow.h): a lone key switch at a level runs the dataflow the level's
-// selection names (theo/plan/dataflow_selection.h: fixed, or Dataflow::kAuto from the tuning
-// table or the footprint model); a batch of independent key switches runs digit-parallel and
-// output-bulk over the batch (multi-polynomial caching: each stage one set of launches over all
-// of them).
+// Dataflows (theo/plan/dataflow.h) come from the level's selection (select_dataflows,
+// theo/plan/dataflow_selection.h, the only place one is chosen): a lone key switch runs the
+// level's `lone` choice, a batch of several or switches read through Galois elements its
+// `batched` one; a request may force one (tuners, comparisons).
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -56,8 +58,25 @@ struct ModUpSchedule {
   bool input_by_input = false;
 };
 
+// How a stage issues its backend ops, which never changes a word (Optimizations documents both).
+struct StageIssue {
+  // Transforms read out of place and copy on the fly; tails fused into the NTT.
+  bool fusion = true;
+  // Multi-poly caching: a stage's conversions, a batch's KeyMult under one key and hoisted
+  // rotations' KeyMults each in one backend op.
+  bool batched_launches = true;
+};
+
+// How the results of key switches finish (KeySwitchRequest::finish).
+enum class KeySwitchFinish {
+  kModDown,         // back to Q_l
+  kModDownRescale,  // ModDown merged with the rescale to level - 1: one rounding for both
+  kExtended,        // left over Q_l u P (double hoisting: summed, multiplied, finished later)
+};
+
 // The decisions for one batch of independent key switches at one level.
 struct KeySwitchPlan {
+  // Never kAuto: the level's selection resolved.
   Dataflow dataflow = Dataflow::kDPOB;
   // Key switches that run as one batch (each stage one set of launches over all of them).
   u32 batch = 1;
@@ -71,7 +90,41 @@ struct KeySwitchPlan {
   u32 streams = 1;
   // ModDown over every poly of the batch in one pass; false: one poly after another.
   bool mod_down_together = true;
+  StageIssue issue;
+  // One KeyMult pass reads a key that every switch of the batch shares once for all of them
+  // (multi-poly caching; not where pipelining splits KeyMult into its P and Q parts).
+  bool shared_key_pass = false;
 };
+
+// What the planner is told of a key-switch request.
+struct KeySwitchWork {
+  u32 level = 0;
+  std::size_t switches = 0;
+  bool finish_only = false;   // extended pairs that only finish (no switch)
+  bool shared_input = false;  // one input for every switch (hoisting: one ModUp)
+  bool galois = false;        // switches read their input's ModUp through Galois elements
+  bool shared_key = false;    // every switch has the same key
+  KeySwitchFinish finish = KeySwitchFinish::kModDown;
+  u32 batch = 0;                           // switches per batch; 0: the planner's
+  std::optional<DataflowChoice> dataflow;  // forced; nullopt: the level's selection
+};
+
+// The switches [first, first + count) of a request and their plan.
+struct ScheduledBatch {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  KeySwitchPlan plan;
+};
+
+// Every decision of one request.
+struct KeySwitchSchedule {
+  // The issue, streams and ModDown grouping every batch shares; what a finish-only request runs.
+  KeySwitchPlan base;
+  std::vector<ScheduledBatch> batches;
+};
+
+// The cache batches are planned for: Optimizations::cache_bytes, else the device's L2 (0: none).
+std::size_t planned_cache_bytes(const Optimizations& opt, std::size_t device_l2_bytes);
 
 // What the planner knows of one level: its limbs and key-switching digits.
 struct LevelShape {
@@ -86,9 +139,8 @@ class KeySwitchPlanner {
  public:
   // The dataflow of each level comes from policy.key_switching() (select_dataflows): fixed, or
   // for Dataflow::kAuto the table's choice where `table` (may be null) tuned the level, else the
-  // footprint model against the cache (no cache without multi_poly_caching: DPOB). With
-  // Optimizations::output_chunking, Auto's model choice becomes DPOC (digits + 1 chunks, at most
-  // 10) at the levels with two digits or more whose single-input ModUp exceeds the cache.
+  // footprint model against the cache (no cache without multi_poly_caching: DPOB; with
+  // Optimizations::output_chunking, DPOC where the ModUp exceeds the cache).
   KeySwitchPlanner(const ExecutionPolicy& policy, std::size_t device_l2_bytes, u32 n, u32 alpha,
                    std::vector<LevelShape> levels, const TuningTable* table = nullptr);
 
@@ -124,6 +176,11 @@ class KeySwitchPlanner {
   // Hoisted rotations: `rotations` key switches at `level` that share one ModUp (KeyMult and
   // ModDown each), in batches that fit the cache beside the shared digits.
   KeySwitchPlan plan_hoisted(u32 level, std::size_t rotations) const;
+  // Every decision of a request: its batches (the work's batch size, else the footprint model's;
+  // hoisted rotations left extended all in one; extended pairs that only finish in the batches of
+  // as many switches) and each batch's plan, the forced dataflow on every batch that reads no
+  // Galois element, the shared-key pass where it applies.
+  KeySwitchSchedule schedule(const KeySwitchWork& work) const;
 
   u32 n() const { return n_; }
   u32 alpha() const { return alpha_; }
@@ -143,11 +200,11 @@ class KeySwitchPlanner {
 // linear transform) are issued.
 enum class WorkLanes {
   kInOrder,     // one after another
-  kLockstep,    // as one batch: each op one set of launches over all of them
+  kBatched,     // as one batch: each op one set of launches over all of them
   kTwoStreams,  // halves on the backend's two streams (Backend::fork), overlapping
 };
 // `items` independent pieces: two streams with pipelining when there are two or more and no fork
-// is open (`in_fork`: Backend::forked()), else lockstep with multi_poly_caching, else in order.
+// is open (`in_fork`: Backend::forked()), else batched with multi_poly_caching, else in order.
 WorkLanes plan_work_lanes(const ExecutionPolicy& policy, std::size_t items, bool in_fork);
 
 }  // namespace theo

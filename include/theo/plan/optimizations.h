@@ -52,12 +52,12 @@ struct Optimizations {
   // other polys alone, instead of writing a new ciphertext (one add pass, no copy of c1). The
   // polynomial and EvalMod circuits add a constant after almost every product.
   bool inplace_constants = true;
-  // EvalMod's real and imaginary parts in lockstep even when the second stream is available
+  // EvalMod's real and imaginary parts as one group even when the second stream is available
   // (EvalMod::evaluate_batch: one set of launches over both parts, the relinearization key read
   // once per product) instead of one part per stream. Needs multi_poly_caching. Same words
   // either way; off by default and not part of all(): the two streams measured faster
   // (docs/performance-journal.md).
-  bool lockstep_evalmod = false;
+  bool batched_evalmod = false;
   // The cache the batch planner fills; 0: the device's L2 (Backend::l2_bytes()). A backend that
   // reports no cache (the CPU) gets whole batches.
   std::size_t cache_bytes = 0;
@@ -85,7 +85,7 @@ struct Optimizations {
   Circuits circuits;
 
   static Optimizations none() { return every_switch(false); }
-  // Every switch at its default (output_chunking and lockstep_evalmod stay off).
+  // Every switch at its default (output_chunking and batched_evalmod stay off).
   static Optimizations all() { return {}; }
   // The switches some mechanism of this build honors (true); an ablation reports the others as
   // "n/a", since turning them on changes nothing yet. A mechanism marks itself here when it is
@@ -102,14 +102,14 @@ struct Optimizations {
             .pipelining = on,
             .output_chunking = on,
             .inplace_constants = on,
-            .lockstep_evalmod = on,
+            .batched_evalmod = on,
             .cache_bytes = 0,
             .circuits = {}};
   }
 };
 
 // The bootstrapping levers (issue 31) by name, for command lines and ablations:
-// "inplace_constants", "lockstep_evalmod", "lazy_polynomial" and "slot_to_coeff_first" (the
+// "inplace_constants", "batched_evalmod", "lazy_polynomial" and "slot_to_coeff_first" (the
 // last two in Optimizations::Circuits).
 std::vector<std::string> bootstrap_lever_names();
 // Sets / reads lever `name`; ParameterError naming the known levers for any other name.

@@ -1,7 +1,7 @@
 #pragma once
 // The key-switch tuning table: for one device and one parameter set, the measured time of every
 // dataflow candidate (theo/plan/dataflow.h) at each tuned level, and the choice Dataflow::kAuto
-// makes there. Made by timing the candidates (theo_tune, or ContextOptions' tune_if_missing) and
+// makes there. Made by timing the candidates (theo_tune, or create_tuned_context) and
 // cached on disk as JSON, one file per (device, parameter set):
 //
 //   <directory>/<device slug>-<parameter fingerprint>.json
@@ -94,6 +94,7 @@ enum class TuningLoadStatus {
   kCorrupted,   // not a table of this format (bad JSON, missing or ill-typed field, bad value)
   kStale,       // a table of another device or parameter set
   kNotUsed,     // not looked for: a fixed dataflow, or the table switched off
+  kGiven,       // handed to Context::create (e.g. measured for it by create_tuned_context)
 };
 const char* tuning_load_status_name(TuningLoadStatus s);
 
@@ -102,6 +103,10 @@ struct TuningLoad {
   std::optional<TuningTable> table;  // set only when kLoaded
   std::string message;               // what was wrong, naming the file (empty when kLoaded)
 };
+
+// Why a table of key `got` does not serve a Context of key `expected` (another device, parameter
+// set, level shapes, cache size or optimizations), or empty when it does.
+std::string stale_reason(const TuningKey& got, const TuningKey& expected);
 
 // Reads the table at `path` and checks it against `expected`. Never throws for a bad file.
 TuningLoad load_tuning_table(const std::filesystem::path& path, const TuningKey& expected);

@@ -14,14 +14,30 @@ namespace theo::keyswitch {
 
 namespace {
 
+std::size_t count(const Switches& s) {
+  return s.keys.size();
+}
+// One input for every switch (hoisting).
+bool shared_input(const Switches& s) {
+  return s.inputs.size() == 1 && count(s) > 1;
+}
+u32 galois_of(const Switches& s, std::size_t i) {
+  return s.galois.empty() ? u32{1} : s.galois[i];
+}
+// The terms switch i adds before its finish.
+KeyMultTerms terms(const Switches& s, std::size_t i) {
+  if (s.add0.empty()) return {};
+  const std::size_t at = s.add0.size() == 1 ? 0 : i;
+  return {s.add0[at], s.add1.empty() ? ConstPolyRef{} : s.add1[at], s.scale};
+}
+
 // Two streams when the plan asks for them and no caller's fork is open (forks do not nest; e.g.
 // the bootstrapper's two EvalMod lanes already overlap).
-bool two_streams(const KeySwitchStages& st, const KeySwitchPlan& plan) {
+bool two_streams(const Stages& st, const KeySwitchPlan& plan) {
   return plan.streams > 1 && !st.context().backend().forked();
 }
 
-}  // namespace
-
+// Every digit of every ModUp result, as read-only references.
 std::vector<std::vector<ConstPolyRef>> digit_refs(std::span<const ModUpDigits> up) {
   std::vector<std::vector<ConstPolyRef>> refs(up.size());
   for (std::size_t i = 0; i < up.size(); ++i)
@@ -30,91 +46,121 @@ std::vector<std::vector<ConstPolyRef>> digit_refs(std::span<const ModUpDigits> u
   return refs;
 }
 
-void mod_down(const KeySwitchStages& st, const KeySwitchPlan& plan, std::span<const PolyRef> in,
+// ModDown of a batch: every poly in one pass (plan.mod_down_together), else one after another.
+void mod_down(const Stages& st, const KeySwitchPlan& plan, std::span<const PolyRef> in,
               std::span<const PolyRef> out, u32 level) {
   if (plan.mod_down_together || in.size() <= 1) {
     st.mod_down(in, out, level);
     return;
   }
   if (in.size() != out.size()) {
-    throw ParameterError("KeySwitcher::mod_down: one output per input is needed");
+    throw ParameterError("KeySwitcher: one ModDown output per input is needed");
   }
   for (std::size_t i = 0; i < in.size(); ++i)
     st.mod_down(in.subspan(i, 1), out.subspan(i, 1), level);
 }
 
-void key_mult_mod_down(const KeySwitchStages& st, const KeySwitchPlan& plan,
+// The outputs in (c0, c1) order per switch, as the extended pairs are laid out.
+std::vector<PolyRef> interleaved(std::span<const PolyRef> out0, std::span<const PolyRef> out1) {
+  std::vector<PolyRef> out;
+  for (std::size_t i = 0; i < out0.size(); ++i) {
+    out.push_back(out0[i]);
+    out.push_back(out1[i]);
+  }
+  return out;
+}
+
+// Stages 2 and 3 of a digit-parallel batch with a ModDown finish: digits[i] (the ModUp digits of
+// switch i) times its key, + its terms, -> (out0[i], out1[i]) over Q_l. One stream: every KeyMult
+// (one pass under a shared key, the terms added after it), then ModDown. Two streams: every
+// switch's KeyMult P part, fork(), the ModDown lift of those P parts on the branch, end_fork(),
+// every Q part of KeyMult (with the terms) on the main stream, join(), then the ModDown tails.
+void key_mult_mod_down(const Stages& st, const KeySwitchPlan& plan, const Switches& s,
                        std::span<const std::vector<ConstPolyRef>> digits,
-                       std::span<const SwitchingKey* const> keys, u32 level,
-                       std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                       std::span<const u32> galois) {
-  const std::size_t n = digits.size();
-  if (!galois.empty() && galois.size() != n) {
-    throw ParameterError("KeySwitcher::key_mult_mod_down: one galois element per key switch");
+                       std::span<const PolyRef> ext) {
+  const std::size_t n = count(s);
+  Backend& be = st.context().backend();
+  const std::vector<PolyRef> out = interleaved(s.out0, s.out1);
+  const auto key_mult = [&](std::size_t i, KeyMultPart part) {
+    st.key_mult(digits[i], s.level, *s.keys[i], ext[2 * i], ext[2 * i + 1], part, galois_of(s, i),
+                terms(s, i));
+  };
+  if (!two_streams(st, plan)) {
+    for (std::size_t i = 0; i < n; ++i)
+      key_mult(i, KeyMultPart::kAll);       // KeyMult
+    mod_down(st, plan, ext, out, s.level);  // ModDown
+    return;
   }
-  const auto g_of = [&](std::size_t i) { return galois.empty() ? u32{1} : galois[i]; };
-  if (keys.size() != n || out0.size() != n || out1.size() != n) {
-    throw ParameterError(
-        "KeySwitcher::key_mult_mod_down: one key and one output pair per key switch are needed");
+  for (std::size_t i = 0; i < n; ++i)
+    key_mult(i, KeyMultPart::kP);  // KeyMult, P part
+  {
+    ForkScope fork(be);
+    st.mod_down_lift(ext, out, s.level);  // ModDown's lift (second stream)
+    be.end_fork();
+    for (std::size_t i = 0; i < n; ++i)
+      key_mult(i, KeyMultPart::kQ);  // KeyMult, Q part (first stream)
+    fork.join();
   }
-  for (const SwitchingKey* k : keys)
-    if (k == nullptr) throw ParameterError("KeySwitcher::key_mult_mod_down: a key is null");
-  if (n == 0) return;
+  st.mod_down_finish(ext, out, s.level);  // ModDown's tail
+}
+
+// Digit-parallel, output-bulk: one ModUp of every input (in the plan's ModUp digit groups; one of
+// a shared input), then KeyMult and the finish over the batch.
+void run_digit_parallel(const Stages& st, const KeySwitchPlan& plan, const Switches& s) {
   const Context& ctx = st.context();
-  const LevelData& lv = ctx.level(level);
+  const LevelData& lv = ctx.level(s.level);
   Backend& be = ctx.backend();
-  // The extended pairs in (c0, c1) order per switch, and the outputs in the same order. Both are
-  // made before the fork and outlive the join.
+  const std::size_t n = count(s);
+  const std::vector<ModUpDigits> up = st.mod_up(s.inputs, s.level, plan.mod_up);  // ModUp
+  const std::vector<std::vector<ConstPolyRef>> refs = digit_refs(up);
+  std::vector<std::vector<ConstPolyRef>> digits;
+  for (std::size_t i = 0; i < n; ++i)
+    digits.push_back(refs[shared_input(s) ? 0 : i]);
+  if (s.finish == KeySwitchFinish::kExtended) {
+    // Hoisted rotations under one term: one KeyMult pass over all of them.
+    if (shared_input(s) && !s.galois.empty() && s.add0.size() <= 1) {
+      st.key_mult_rotations(digits[0], s.level, s.keys, s.galois, s.out0, s.out1, terms(s, 0).add0);
+      return;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      st.key_mult(digits[i], s.level, *s.keys[i], s.out0[i], s.out1[i], KeyMultPart::kAll,
+                  galois_of(s, i), terms(s, i));
+    return;
+  }
+  // The extended pairs in (c0, c1) order per switch, made before any fork, outliving the join.
   std::vector<RnsPoly> ext;
-  std::vector<PolyRef> ext_refs, out_refs;
+  std::vector<PolyRef> ext_refs;
   for (std::size_t i = 0; i < 2 * n; ++i) {
     ext.push_back(be.make_poly(lv.pq_basis));
     ext_refs.push_back(ext.back().ref());
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    out_refs.push_back(out0[i]);
-    out_refs.push_back(out1[i]);
-  }
-  // One key for every switch (rotations of several ciphertexts by one step, relinearizations):
-  // each key word is read once for the whole batch (multi-poly caching; the same words).
-  const bool one_key =
-      n > 1 && galois.empty() &&
-      std::all_of(keys.begin(), keys.end(), [&](const SwitchingKey* k) { return k == keys[0]; });
-  std::vector<PolyRef> e0, e1;
-  for (std::size_t i = 0; i < n; ++i) {
-    e0.push_back(ext_refs[2 * i]);
-    e1.push_back(ext_refs[2 * i + 1]);
-  }
-  const auto key_mult = [&](KeyMultPart part) {
-    if (one_key) {
-      st.key_mult_shared_key(digits, level, *keys[0], e0, e1, part);
-      return;
+  if (plan.shared_key_pass) {
+    // Every KeyMult in one pass that reads the key once, then the terms on the Q_l limbs.
+    std::vector<PolyRef> e0, e1;
+    for (std::size_t i = 0; i < n; ++i) {
+      e0.push_back(ext_refs[2 * i]);
+      e1.push_back(ext_refs[2 * i + 1]);
     }
-    for (std::size_t i = 0; i < n; ++i)
-      st.key_mult(digits[i], level, *keys[i], e0[i], e1[i], part, g_of(i));
-  };
-  if (!two_streams(st, plan)) {
-    key_mult(KeyMultPart::kAll);                    // KeyMult
-    mod_down(st, plan, ext_refs, out_refs, level);  // ModDown
+    st.key_mult_shared_key(digits, s.level, *s.keys[0], e0, e1);
+    for (std::size_t i = 0; i < n && !s.add0.empty(); ++i) {
+      const KeyMultTerms t = terms(s, i);
+      for (int j = 0; j < 2; ++j) {
+        const PolyRef q_part = ext_refs[2 * i + j].slice(0, lv.limbs);
+        be.mul_scalar_add(j == 0 ? t.add0 : t.add1, t.scale, q_part, q_part);
+      }
+    }
+    finish(st, plan, s.finish, ext_refs, s.out0, s.out1, s.level);
     return;
   }
-  key_mult(KeyMultPart::kP);  // KeyMult, P part
-  {
-    ForkScope fork(be);
-    st.mod_down_lift(ext_refs, out_refs, level);  // ModDown's lift (second stream)
-    be.end_fork();
-    key_mult(KeyMultPart::kQ);  // KeyMult, Q part (first stream)
-    fork.join();
+  if (s.finish == KeySwitchFinish::kModDown) {
+    key_mult_mod_down(st, plan, s, digits, ext_refs);
+    return;
   }
-  st.mod_down_finish(ext_refs, out_refs, level);  // ModDown's tail
+  for (std::size_t i = 0; i < n; ++i)
+    st.key_mult(digits[i], s.level, *s.keys[i], ext_refs[2 * i], ext_refs[2 * i + 1],
+                KeyMultPart::kAll, galois_of(s, i), terms(s, i));
+  finish(st, plan, s.finish, ext_refs, s.out0, s.out1, s.level);
 }
-
-void run_dpob(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b) {
-  const std::vector<ModUpDigits> up = st.mod_up(b.inputs, b.level, plan.mod_up);  // ModUp
-  key_mult_mod_down(st, plan, digit_refs(up), b.keys, b.level, b.out0, b.out1);  // KeyMult, ModDown
-}
-
-namespace {
 
 struct Range {
   u32 first = 0;
@@ -147,7 +193,7 @@ PolyRef view(RnsPoly& storage, std::size_t offset, const Basis& basis) {
   return PolyRef{storage.data() + offset * storage.n(), storage.n(), basis};
 }
 
-void check_extension(const Context& ctx, const LevelData& lv, const Extension& e) {
+void check_extension(const Context& ctx, const LevelData& lv, const ModUpKeyMult& e) {
   const std::string level = std::to_string(e.level);
   if (!(e.d.basis == lv.q_basis))
     throw ParameterError("KeySwitcher: input is not over the basis of level " + level);
@@ -156,8 +202,8 @@ void check_extension(const Context& ctx, const LevelData& lv, const Extension& e
   if (e.key == nullptr || e.key->empty() || e.key->context_id() != ctx.id() ||
       e.key->dnum() != ctx.dnum())
     throw ContextError("KeySwitcher: the switching key is empty or not of this Context");
-  if (e.a0.words() != 0 &&
-      (!(e.a0.basis == lv.q_basis) || !(e.a1.basis == lv.q_basis) || e.s.size() != lv.limbs))
+  if (!e.terms.empty() && (!(e.terms.add0.basis == lv.q_basis) ||
+                           !(e.terms.add1.basis == lv.q_basis) || e.terms.scale.size() != lv.limbs))
     throw ParameterError("KeySwitcher: the added terms must be over Q_l of level " + level +
                          " with one constant per limb");
 }
@@ -180,12 +226,12 @@ struct Added {
   ConstPolyRef a0, a1;
   std::span<const u32> s;
 };
-Added added(const Extension& e, u32 limbs, bool first_digit, const Range& r, ConstPolyRef prev0,
+Added added(const ModUpKeyMult& e, u32 limbs, bool first_digit, const Range& r, ConstPolyRef prev0,
             ConstPolyRef prev1, std::span<const u32> ones) {
   if (!first_digit) return {prev0, prev1, ones.subspan(0, r.count)};
-  if (e.a0.words() != 0 && r.first < limbs)
-    return {e.a0.slice(r.first, r.count), e.a1.slice(r.first, r.count),
-            e.s.subspan(r.first, r.count)};
+  if (!e.terms.empty() && r.first < limbs)
+    return {e.terms.add0.slice(r.first, r.count), e.terms.add1.slice(r.first, r.count),
+            e.terms.scale.subspan(r.first, r.count)};
   return {};
 }
 
@@ -193,8 +239,8 @@ Added added(const Extension& e, u32 limbs, bool first_digit, const Range& r, Con
 // another. The digits' KeyMults sum in two accumulators used in turn, so that each step reads the
 // previous sum and writes the other (Backend::key_mult_add_scaled with s = 1), and the last one
 // writes ext. The last digit's P limbs go first: ModDown's lift may start on them.
-void extend_dsob(const KeySwitchStages& st, const Extension& e,
-                 const std::function<void()>& on_p_ready) {
+void mod_up_key_mult_dsob(const Stages& st, const ModUpKeyMult& e,
+                          const std::function<void()>& on_p_ready) {
   const Context& ctx = st.context();
   const LevelData& lv = ctx.level(e.level);
   Backend& be = ctx.backend();
@@ -266,8 +312,8 @@ void for_chunks_p_first(const OutputChunkPlans& plans, u32 limbs,
 // conversion onto the chunk and KeyMult after another, summed in two chunk-sized accumulators
 // used in turn (the last digit's sum lands in ext). The chunk's running sum stays in L2 while the
 // digits pass.
-void extend_dsoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
-                 const std::function<void()>& on_p_ready) {
+void mod_up_key_mult_dsoc(const Stages& st, const KeySwitchPlan& plan, const ModUpKeyMult& e,
+                          const std::function<void()>& on_p_ready) {
   const Context& ctx = st.context();
   const LevelData& lv = ctx.level(e.level);
   Backend& be = ctx.backend();
@@ -319,8 +365,8 @@ void extend_dsoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Ext
 // so KeyMult reads the chunk's digit words from L2 while the keys stream past. The chunk's words
 // of every digit live in one scratch buffer reused by every chunk; a digit's own limbs are the
 // input itself. The INTT'd input, read by every chunk, is the one piece all chunks share.
-void extend_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
-                 const std::function<void()>& on_p_ready) {
+void mod_up_key_mult_dpoc(const Stages& st, const KeySwitchPlan& plan, const ModUpKeyMult& e,
+                          const std::function<void()>& on_p_ready) {
   const Context& ctx = st.context();
   const LevelData& lv = ctx.level(e.level);
   Backend& be = ctx.backend();
@@ -361,85 +407,99 @@ void extend_dpoc(const KeySwitchStages& st, const KeySwitchPlan& plan, const Ext
   });
 }
 
+// One switch after another under a digit-serial or output-chunked dataflow: mod_up_key_mult(), then
+// the finish (with two streams, ModDown's lift of the P limbs on the second stream as soon as
+// mod_up_key_mult() has written them, while the rest of the Q_l limbs are computed on the first).
+void run_one_at_a_time(const Stages& st, const KeySwitchPlan& plan, const Switches& s) {
+  const Context& ctx = st.context();
+  const LevelData& lv = ctx.level(s.level);
+  Backend& be = ctx.backend();
+  for (std::size_t i = 0; i < count(s); ++i) {
+    const ConstPolyRef d = s.inputs[shared_input(s) ? 0 : i];
+    if (s.finish == KeySwitchFinish::kExtended) {
+      mod_up_key_mult(st, plan, {s.level, d, s.keys[i], s.out0[i], s.out1[i], terms(s, i)}, {});
+      continue;
+    }
+    RnsPoly ext0 = be.make_poly(lv.pq_basis), ext1 = be.make_poly(lv.pq_basis);
+    const PolyRef ext_refs[] = {ext0.ref(), ext1.ref()};
+    const PolyRef out_refs[] = {s.out0[i], s.out1[i]};
+    const bool pipelined = s.finish == KeySwitchFinish::kModDown && two_streams(st, plan);
+    std::optional<ForkScope> fork;
+    const auto p_ready = [&] {
+      if (!pipelined) return;
+      fork.emplace(be);
+      st.mod_down_lift(ext_refs, out_refs, s.level);  // branch: the P limbs of ext
+      be.end_fork();
+    };
+    mod_up_key_mult(st, plan, {s.level, d, s.keys[i], ext0.ref(), ext1.ref(), terms(s, i)},
+                    p_ready);
+    if (fork) {
+      fork->join();
+      st.mod_down_finish(ext_refs, out_refs, s.level);
+    } else {
+      finish(st, plan, s.finish, ext_refs, s.out0.subspan(i, 1), s.out1.subspan(i, 1), s.level);
+    }
+  }
+}
+
 }  // namespace
 
-void extend(const KeySwitchStages& st, const KeySwitchPlan& plan, const Extension& e,
-            const std::function<void()>& on_p_ready) {
+void mod_up_key_mult(const Stages& st, const KeySwitchPlan& plan, const ModUpKeyMult& e,
+                     const std::function<void()>& on_p_ready) {
   const Context& ctx = st.context();
   const LevelData& lv = ctx.level(e.level);
   check_extension(ctx, lv, e);
   switch (plan.dataflow) {
-    case Dataflow::kDPOB: {
-      const ConstPolyRef in[] = {e.d};
-      const std::vector<ModUpDigits> up = st.mod_up(in, e.level, plan.mod_up);
-      const std::vector<std::vector<ConstPolyRef>> digits = digit_refs(up);
-      if (e.a0.words() != 0)
-        st.key_mult_add_scaled(digits[0], e.level, *e.key, e.ext0, e.ext1, e.a0, e.a1, e.s);
-      else
-        st.key_mult(digits[0], e.level, *e.key, e.ext0, e.ext1);
-      if (on_p_ready) on_p_ready();
-      return;
-    }
     case Dataflow::kDSOB:
-      extend_dsob(st, e, on_p_ready);
+      mod_up_key_mult_dsob(st, e, on_p_ready);
       return;
     case Dataflow::kDSOC:
-      extend_dsoc(st, plan, e, on_p_ready);
+      mod_up_key_mult_dsoc(st, plan, e, on_p_ready);
       return;
     case Dataflow::kDPOC:
-      extend_dpoc(st, plan, e, on_p_ready);
+      mod_up_key_mult_dpoc(st, plan, e, on_p_ready);
       return;
+    case Dataflow::kDPOB:
     case Dataflow::kAuto:
       break;
   }
-  throw ParameterError("KeySwitcher: dataflow auto must be resolved by the planner before it runs");
+  throw ParameterError(
+      "KeySwitcher: mod_up_key_mult() runs the digit-serial and output-chunked dataflows; " +
+      std::string(dataflow_name(plan.dataflow)) + " is not one");
 }
 
-void run_serial_or_chunked(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b) {
-  const Context& ctx = st.context();
-  const LevelData& lv = ctx.level(b.level);
-  Backend& be = ctx.backend();
-  for (std::size_t i = 0; i < b.inputs.size(); ++i) {
-    if (!(b.out0[i].basis == lv.q_basis) || !(b.out1[i].basis == lv.q_basis)) {
-      throw ParameterError("KeySwitcher: outputs are not over the basis of level " +
-                           std::to_string(b.level));
-    }
-    ExtendedPair ext{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-    const PolyRef ext_refs[] = {ext.c0.ref(), ext.c1.ref()};
-    const PolyRef out_refs[] = {b.out0[i], b.out1[i]};
-    const bool two = two_streams(st, plan);
-    std::optional<ForkScope> fork;
-    const auto p_ready = [&] {
-      if (!two) return;
-      fork.emplace(be);
-      st.mod_down_lift(ext_refs, out_refs, b.level);  // branch: the P limbs of ext
-      be.end_fork();
-    };
-    extend(st, plan, {b.level, b.inputs[i], b.keys[i], ext.c0.ref(), ext.c1.ref(), {}, {}, {}},
-           p_ready);
-    if (fork) {
-      fork->join();
-      st.mod_down_finish(ext_refs, out_refs, b.level);
-    } else {
-      mod_down(st, plan, ext_refs, out_refs, b.level);
-    }
-  }
-}
-
-void run_dataflow(const KeySwitchStages& st, const KeySwitchPlan& plan, const Batch& b) {
+void run_batch(const Stages& st, const KeySwitchPlan& plan, const Switches& s) {
+  if (count(s) == 0) return;
   switch (plan.dataflow) {
     case Dataflow::kDPOB:
-      run_dpob(st, plan, b);
+      run_digit_parallel(st, plan, s);
       return;
     case Dataflow::kDSOB:
     case Dataflow::kDSOC:
     case Dataflow::kDPOC:
-      run_serial_or_chunked(st, plan, b);
+      run_one_at_a_time(st, plan, s);
       return;
     case Dataflow::kAuto:
       break;
   }
-  throw ParameterError("KeySwitcher: dataflow auto must be resolved by the planner before it runs");
+  throw ParameterError("KeySwitcher: a plan's dataflow is never auto (the planner resolves it)");
+}
+
+void finish(const Stages& st, const KeySwitchPlan& plan, KeySwitchFinish how,
+            std::span<const PolyRef> ext, std::span<const PolyRef> out0,
+            std::span<const PolyRef> out1, u32 level) {
+  const std::vector<PolyRef> out = interleaved(out0, out1);
+  switch (how) {
+    case KeySwitchFinish::kModDown:
+      mod_down(st, plan, ext, out, level);
+      return;
+    case KeySwitchFinish::kModDownRescale:
+      st.mod_down_rescale(ext, out, level);
+      return;
+    case KeySwitchFinish::kExtended:
+      break;
+  }
+  throw ParameterError("KeySwitcher: extended results have nothing left to finish");
 }
 
 }  // namespace theo::keyswitch

@@ -1,4 +1,4 @@
-// KeySwitcher (theo/ckks/key_switcher.h): the planner's plan for each batch, run by its dataflow.
+// KeySwitcher (theo/ckks/key_switcher.h): a request checked, planned once, and run batch by batch.
 
 #include "theo/ckks/key_switcher.h"
 
@@ -12,121 +12,140 @@ namespace theo {
 
 namespace {
 
-const Context& require_context(const std::shared_ptr<const Context>& ctx) {
-  if (!ctx) throw ContextError("KeySwitcher: the Context is null");
-  return *ctx;
+[[noreturn]] void fail(const std::string& what) {
+  throw ParameterError("KeySwitcher::run: " + what);
 }
 
-void require_counts(const char* op, std::size_t inputs, std::span<const SwitchingKey* const> keys,
-                    std::size_t out0, std::size_t out1) {
-  if (keys.size() != inputs || out0 != inputs || out1 != inputs) {
-    throw ParameterError(std::string("KeySwitcher::") + op +
-                         ": one key and one output pair per input are needed (inputs " +
-                         std::to_string(inputs) + ", keys " + std::to_string(keys.size()) +
-                         ", outputs " + std::to_string(out0) + " and " + std::to_string(out1) +
-                         ")");
+// A span of one entry per switch, or (when `shared` may be) one for all, or (when it may be
+// empty) none.
+void require_count(const char* what, std::size_t got, std::size_t want, bool shared_ok,
+                   bool empty_ok) {
+  if (got == want || (shared_ok && got == 1) || (empty_ok && got == 0)) return;
+  fail(std::string(what) + ": " + std::to_string(got) + " given for " + std::to_string(want) +
+       " switches (one per switch" + (shared_ok ? ", or one for all" : "") +
+       (empty_ok ? ", or none" : "") + ")");
+}
+
+void require_bases(const char* what, std::span<const PolyRef> polys, const Basis& basis,
+                   const char* over) {
+  for (const PolyRef& p : polys)
+    if (!(p.basis == basis)) fail(std::string(what) + " are not over " + over);
+}
+
+// Every check of a request that the stages do not make themselves.
+void check(const Context& ctx, const KeySwitchRequest& r) {
+  const LevelData& lv = ctx.level(r.level);  // LevelError for a level that does not exist
+  const bool finish_only = !r.extended.empty();
+  const std::size_t n = finish_only ? r.out0.size() : r.keys.size();
+  if (n == 0 && r.out0.empty() && r.out1.empty()) return;  // nothing to switch
+  if (finish_only && !r.inputs.empty()) fail("give inputs or extended pairs, not both");
+  if (finish_only && (!r.keys.empty() || !r.galois.empty() || !r.add0.empty()))
+    fail("extended pairs only finish: no keys, Galois elements or terms");
+  if (finish_only && r.finish == KeySwitchFinish::kExtended)
+    fail("extended pairs need a ModDown finish");
+  if (finish_only && r.extended.size() != 2 * n)
+    fail("two extended polys (c0, c1) per output pair are needed");
+  if (!finish_only) require_count("inputs", r.inputs.size(), n, true, false);
+  require_count("out0", r.out0.size(), n, false, false);
+  require_count("out1", r.out1.size(), n, false, false);
+  require_count("Galois elements", r.galois.size(), n, false, true);
+  require_count("add0", r.add0.size(), n, true, true);
+  for (const SwitchingKey* k : r.keys)
+    if (k == nullptr) fail("a key is null");
+  for (const u32 g : r.galois)
+    if (g <= 1 || g % 2 == 0)
+      fail("Galois element " + std::to_string(g) + " is not an automorphism that needs a switch");
+  if (r.galois.empty()) {
+    if (r.add1.size() != r.add0.size()) fail("add1 needs one poly per add0 poly");
+    if (!r.add0.empty() && r.scale.size() != lv.limbs)
+      fail("the terms need one scale constant per limb of level " + std::to_string(r.level));
+  } else if (!r.add1.empty() || !r.scale.empty()) {
+    fail("with Galois elements the term is add0 alone, read through phi_g (no add1, no scale)");
   }
-  for (const SwitchingKey* k : keys)
-    if (k == nullptr) throw ParameterError(std::string("KeySwitcher::") + op + ": a key is null");
+  if (r.finish == KeySwitchFinish::kModDownRescale && r.level == 0)
+    throw LevelError("KeySwitcher::run: ModDown + rescale at level 0: no level below it");
+  const std::string level = std::to_string(r.level);
+  switch (r.finish) {
+    case KeySwitchFinish::kModDown:
+      require_bases("outputs", r.out0, lv.q_basis, ("Q_l of level " + level).c_str());
+      require_bases("outputs", r.out1, lv.q_basis, ("Q_l of level " + level).c_str());
+      break;
+    case KeySwitchFinish::kModDownRescale: {
+      const Basis& below = ctx.level(r.level - 1).q_basis;
+      require_bases("outputs", r.out0, below, ("Q of the level below " + level).c_str());
+      require_bases("outputs", r.out1, below, ("Q of the level below " + level).c_str());
+      break;
+    }
+    case KeySwitchFinish::kExtended:
+      require_bases("outputs", r.out0, lv.pq_basis, ("Q_l u P of level " + level).c_str());
+      require_bases("outputs", r.out1, lv.pq_basis, ("Q_l u P of level " + level).c_str());
+      break;
+  }
+  require_bases("extended pairs", r.extended, lv.pq_basis, ("Q_l u P of level " + level).c_str());
+}
+
+KeySwitchWork work_of(const KeySwitchRequest& r) {
+  KeySwitchWork w;
+  w.level = r.level;
+  w.finish_only = !r.extended.empty();
+  w.switches = w.finish_only ? r.out0.size() : r.keys.size();
+  w.shared_input = r.inputs.size() == 1 && w.switches > 1;
+  w.galois = !r.galois.empty();
+  w.shared_key = !r.keys.empty() && std::all_of(r.keys.begin(), r.keys.end(),
+                                                [&](const auto* k) { return k == r.keys.front(); });
+  w.finish = r.finish;
+  w.batch = r.batch;
+  w.dataflow = r.dataflow;
+  return w;
+}
+
+// The part of a span that belongs to one batch: per switch, shared, or none.
+template <typename T>
+std::span<const T> part_of(std::span<const T> s, const ScheduledBatch& b, std::size_t switches) {
+  if (s.size() != switches || (s.size() == 1 && switches > 1)) return s;
+  return s.subspan(b.first, b.count);
 }
 
 }  // namespace
 
 KeySwitcher::KeySwitcher(std::shared_ptr<const Context> ctx)
-    : ctx_(std::move(ctx)), stages_(require_context(ctx_)) {}
+    : ctx_(ctx ? std::move(ctx) : throw ContextError("KeySwitcher: the Context is null")) {}
 
 void KeySwitcher::switch_key(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef out0,
                              PolyRef out1) const {
   const ConstPolyRef in[] = {d};
   const SwitchingKey* const keys[] = {&key};
   const PolyRef o0[] = {out0}, o1[] = {out1};
-  switch_keys(in, keys, level, o0, o1);
+  run({.level = level, .inputs = in, .keys = keys, .out0 = o0, .out1 = o1});
 }
 
-void KeySwitcher::switch_keys(std::span<const ConstPolyRef> d,
-                              std::span<const SwitchingKey* const> keys, u32 level,
-                              std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                              u32 batch) const {
-  KeySwitchPlan plan = planner().plan(level, d.size(), batch);
-  plan.dataflow = Dataflow::kAuto;  // each batch as the planner plans it
-  switch_keys(d, keys, level, out0, out1, plan);
+KeySwitchSchedule KeySwitcher::plan(const KeySwitchRequest& request) const {
+  check(*ctx_, request);
+  return ctx_->key_switch_planner().schedule(work_of(request));
 }
 
-void KeySwitcher::switch_keys(std::span<const ConstPolyRef> d,
-                              std::span<const SwitchingKey* const> keys, u32 level,
-                              std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                              const KeySwitchPlan& plan) const {
-  require_counts("switch_keys", d.size(), keys, out0.size(), out1.size());
-  const std::size_t b = std::max<u32>(plan.batch, 1);
-  for (std::size_t start = 0; start < d.size(); start += b) {
-    const std::size_t count = std::min(b, d.size() - start);
-    const KeySwitchPlan p = plan.dataflow == Dataflow::kAuto
-                                ? planner().plan(level, count, static_cast<u32>(count))
-                                : plan;
-    const keyswitch::Batch batch{level, d.subspan(start, count), keys.subspan(start, count),
-                                 out0.subspan(start, count), out1.subspan(start, count)};
-    keyswitch::run_dataflow(stages_, p, batch);
+void KeySwitcher::run(const KeySwitchRequest& r) const {
+  const KeySwitchSchedule schedule = plan(r);
+  const keyswitch::Stages st(*ctx_, schedule.base.issue);
+  if (!r.extended.empty()) {
+    for (const ScheduledBatch& b : schedule.batches)
+      keyswitch::finish(st, b.plan, r.finish, r.extended.subspan(2 * b.first, 2 * b.count),
+                        r.out0.subspan(b.first, b.count), r.out1.subspan(b.first, b.count),
+                        r.level);
+    return;
   }
-}
-
-void KeySwitcher::extend(ConstPolyRef d, u32 level, const SwitchingKey& key, PolyRef ext0,
-                         PolyRef ext1, ConstPolyRef a0, ConstPolyRef a1,
-                         std::span<const u32> s) const {
-  keyswitch::extend(stages_, planner().plan(level, 1, 1), {level, d, &key, ext0, ext1, a0, a1, s},
-                    {});
-}
-
-std::vector<ModUpDigits> KeySwitcher::mod_up(std::span<const ConstPolyRef> inputs,
-                                             u32 level) const {
-  return stages_.mod_up(inputs, level, planner().mod_up(level, inputs.size()));
-}
-
-ModUpDigits KeySwitcher::mod_up(ConstPolyRef input, u32 level) const {
-  const ConstPolyRef one[] = {input};
-  return std::move(mod_up(one, level).front());
-}
-
-void KeySwitcher::switch_keys_hoisted(const ModUpDigits& up, std::span<const u32> galois,
-                                      std::span<const SwitchingKey* const> keys,
-                                      std::span<const PolyRef> out0,
-                                      std::span<const PolyRef> out1) const {
-  require_counts("switch_keys_hoisted", galois.size(), keys, out0.size(), out1.size());
-  for (const u32 g : galois) {
-    if (g == 1)
-      throw ParameterError(
-          "KeySwitcher::switch_keys_hoisted: galois element 1 needs no key switch");
+  const std::size_t n = r.keys.size();
+  for (const ScheduledBatch& b : schedule.batches) {
+    KeySwitchRequest s = r;
+    s.inputs = part_of(r.inputs, b, n);
+    s.keys = r.keys.subspan(b.first, b.count);
+    s.galois = part_of(r.galois, b, n);
+    s.add0 = part_of(r.add0, b, n);
+    s.add1 = part_of(r.add1, b, n);
+    s.out0 = r.out0.subspan(b.first, b.count);
+    s.out1 = r.out1.subspan(b.first, b.count);
+    keyswitch::run_batch(st, b.plan, s);
   }
-  if (galois.empty()) return;
-  const LevelData& lv = ctx_->level(up.level);
-  if (up.digits.size() != lv.digits.size()) {
-    throw ParameterError("KeySwitcher::switch_keys_hoisted: digit count does not match level " +
-                         std::to_string(up.level));
-  }
-  const KeySwitchPlan plan = planner().plan_hoisted(up.level, galois.size());
-  std::vector<ConstPolyRef> shared;
-  for (const RnsPoly& d : up.digits)
-    shared.push_back(d.cref());
-  for (std::size_t start = 0; start < galois.size(); start += plan.batch) {
-    const std::size_t count = std::min<std::size_t>(plan.batch, galois.size() - start);
-    const std::vector<std::vector<ConstPolyRef>> digits(count, shared);
-    keyswitch::key_mult_mod_down(stages_, plan, digits, keys.subspan(start, count), up.level,
-                                 out0.subspan(start, count), out1.subspan(start, count),
-                                 galois.subspan(start, count));
-  }
-}
-
-void KeySwitcher::key_mult_mod_down(std::span<const std::vector<ConstPolyRef>> digits,
-                                    std::span<const SwitchingKey* const> keys, u32 level,
-                                    std::span<const PolyRef> out0, std::span<const PolyRef> out1,
-                                    std::span<const u32> galois) const {
-  keyswitch::key_mult_mod_down(
-      stages_, planner().plan(level, digits.size(), static_cast<u32>(digits.size())), digits, keys,
-      level, out0, out1, galois);
-}
-
-void KeySwitcher::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
-                           u32 level) const {
-  keyswitch::mod_down(stages_, planner().plan(level, in.size()), in, out, level);
 }
 
 }  // namespace theo

@@ -1,4 +1,4 @@
-// The stages of hybrid key switching (theo/ckks/key_switch_stages.h): ModUp, KeyMult, ModDown.
+// The stages of hybrid key switching (stages.h): ModUp, KeyMult, ModDown.
 //
 // A stage issues the same modular arithmetic per word however its calls are grouped: the INTT of
 // a digit's limbs with that digit's constants is what the INTT of the whole input computes on
@@ -11,11 +11,12 @@
 #include <string>
 
 #include "ckks/batched_ops.h"
-#include "theo/ckks/key_switch_stages.h"
+#include "ckks/keyswitch/stages.h"
+#include "ckks/rescaler.h"
 #include "theo/errors.h"
 #include "theo/ring/op_scope.h"
 
-namespace theo {
+namespace theo::keyswitch {
 
 namespace {
 
@@ -59,10 +60,9 @@ void key_slices(const Context& ctx, const LevelData& lv, const SwitchingKey& key
 
 // One part of KeyMult, checked. Q part: optionally + s a0 / + s a1 (over Q_l, galois 1) in the
 // same pass; add_q0 in the Q part only.
-void key_mult_part(const Context& ctx, std::span<const ConstPolyRef> digits, u32 level,
-                   const SwitchingKey& key, PolyRef out0, PolyRef out1, bool p_part, u32 galois,
-                   ConstPolyRef add_q0, ConstPolyRef a0 = {}, ConstPolyRef a1 = {},
-                   std::span<const u32> s = {}) {
+void key_mult_part(const Context& ctx, const StageIssue& issue,
+                   std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                   PolyRef out0, PolyRef out1, bool p_part, u32 galois, const KeyMultTerms& terms) {
   const OpScope scope("KeyMult");
   const LevelData& lv = ctx.level(level);
   require_key(ctx, key, "key_mult");
@@ -75,20 +75,24 @@ void key_mult_part(const Context& ctx, std::span<const ConstPolyRef> digits, u32
   for (const ConstPolyRef& x : digits)
     d.push_back(x.slice(start, count));
   key_slices(ctx, lv, key, start, count, kb, ka);
-  if (add_q0.words() != 0 && (galois <= 1 || !(add_q0.basis == lv.q_basis))) {
-    throw ParameterError(
-        "KeySwitcher::key_mult: add_q0 needs a Galois element and must be over Q_l of level " +
-        std::to_string(level));
+  if (!terms.empty() &&
+      (!(terms.add0.basis == lv.q_basis) ||
+       (galois <= 1 && (!(terms.add1.basis == lv.q_basis) || terms.scale.size() != lv.limbs)))) {
+    throw ParameterError("KeySwitcher: the added terms must be over Q_l of level " +
+                         std::to_string(level) + " (with one scale constant per limb)");
   }
   Backend& be = ctx.backend();
+  const PolyRef o0 = out0.slice(start, count), o1 = out1.slice(start, count);
   if (galois > 1) {
-    be.key_mult_automorphed(d, galois, kb, ka, out0.slice(start, count), out1.slice(start, count),
-                            p_part ? ConstPolyRef{} : add_q0);
-  } else if (!p_part && a0.words() != 0) {
-    be.key_mult_add_scaled(d, kb, ka, out0.slice(start, count), out1.slice(start, count), a0, a1,
-                           s);
+    be.key_mult_automorphed(d, galois, kb, ka, o0, o1, p_part ? ConstPolyRef{} : terms.add0);
+  } else if (p_part || terms.empty()) {
+    be.key_mult(d, kb, ka, o0, o1);
+  } else if (issue.fusion) {
+    be.key_mult_add_scaled(d, kb, ka, o0, o1, terms.add0, terms.add1, terms.scale);
   } else {
-    be.key_mult(d, kb, ka, out0.slice(start, count), out1.slice(start, count));
+    be.key_mult(d, kb, ka, o0, o1);
+    be.mul_scalar_add(terms.add0, terms.scale, o0, o0);
+    be.mul_scalar_add(terms.add1, terms.scale, o1, o1);
   }
 }
 
@@ -123,8 +127,8 @@ std::vector<PolyRef> mod_down_p_parts(const Context& ctx, const char* op,
 // ---- Stage 1: ModUp
 // ------------------------------------------------------------------------------
 
-std::vector<ModUpDigits> KeySwitchStages::mod_up(std::span<const ConstPolyRef> inputs, u32 level,
-                                                 const ModUpSchedule& schedule) const {
+std::vector<ModUpDigits> Stages::mod_up(std::span<const ConstPolyRef> inputs, u32 level,
+                                        const ModUpSchedule& schedule) const {
   const Context& ctx = *ctx_;
   const LevelData& lv = ctx.level(level);
   for (const ConstPolyRef& in : inputs) {
@@ -148,7 +152,7 @@ std::vector<ModUpDigits> KeySwitchStages::mod_up(std::span<const ConstPolyRef> i
     for (std::size_t k = 0; k < lv.digits.size(); ++k)
       r.digits.push_back(be.make_poly(lv.pq_basis));
   }
-  const bool fused = ctx.policy().fusion();
+  const bool fused = issue_.fusion;
   std::vector<RnsPoly> coeffs;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     coeffs.push_back(be.make_poly(lv.q_basis));
@@ -216,7 +220,7 @@ std::vector<ModUpDigits> KeySwitchStages::mod_up(std::span<const ConstPolyRef> i
         if (!fused) be.copy(inputs[i].slice(d.start, d.count), out.slice(d.start, d.count));
       }
     }
-    detail::bconv_matmul_jobs(ctx, jobs);
+    detail::bconv_matmul_jobs(be, jobs, issue_.batched_launches);
     if (fused)
       be.ntt(converted);
     else
@@ -225,7 +229,7 @@ std::vector<ModUpDigits> KeySwitchStages::mod_up(std::span<const ConstPolyRef> i
   return result;
 }
 
-RnsPoly KeySwitchStages::mod_up_coefficients(ConstPolyRef input, u32 level) const {
+RnsPoly Stages::mod_up_coefficients(ConstPolyRef input, u32 level) const {
   const LevelData& lv = ctx_->level(level);
   if (!(input.basis == lv.q_basis)) {
     throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
@@ -240,8 +244,8 @@ RnsPoly KeySwitchStages::mod_up_coefficients(ConstPolyRef input, u32 level) cons
   return coeffs;
 }
 
-void KeySwitchStages::mod_up_digit_coefficients(ConstPolyRef input, u32 level, std::size_t digit,
-                                                PolyRef coeffs) const {
+void Stages::mod_up_digit_coefficients(ConstPolyRef input, u32 level, std::size_t digit,
+                                       PolyRef coeffs) const {
   const LevelData& lv = ctx_->level(level);
   if (!(input.basis == lv.q_basis)) {
     throw ParameterError("KeySwitcher::mod_up: input is not over the basis of level " +
@@ -256,7 +260,7 @@ void KeySwitchStages::mod_up_digit_coefficients(ConstPolyRef input, u32 level, s
   const OpScope scope("ModUp");
   Backend& be = ctx_->backend();
   const PolyRef out[] = {coeffs};
-  if (ctx_->policy().fusion()) {
+  if (issue_.fusion) {
     const ConstPolyRef src[] = {own};
     be.intt(out, d.intt_post_consts, src);
   } else {
@@ -265,10 +269,10 @@ void KeySwitchStages::mod_up_digit_coefficients(ConstPolyRef input, u32 level, s
   }
 }
 
-void KeySwitchStages::mod_up_convert(std::span<const std::size_t> digits,
-                                     std::span<const ConstPolyRef> coeffs, u32 level,
-                                     const OutputChunkPlans* plans, std::size_t chunk,
-                                     std::span<const PolyRef> out) const {
+void Stages::mod_up_convert(std::span<const std::size_t> digits,
+                            std::span<const ConstPolyRef> coeffs, u32 level,
+                            const OutputChunkPlans* plans, std::size_t chunk,
+                            std::span<const PolyRef> out) const {
   const LevelData& lv = ctx_->level(level);
   if (coeffs.size() != digits.size() || out.size() != digits.size()) {
     throw ParameterError(
@@ -302,8 +306,8 @@ void KeySwitchStages::mod_up_convert(std::span<const std::size_t> digits,
         piece(p.plan.get(), p.first, p.count);
     }
   }
-  detail::bconv_matmul_jobs(*ctx_, jobs);
-  if (ctx_->policy().fusion())
+  detail::bconv_matmul_jobs(ctx_->backend(), jobs, issue_.batched_launches);
+  if (issue_.fusion)
     ctx_->backend().ntt(converted);
   else
     detail::ntt_per_basis(ctx_->backend(), converted);
@@ -312,62 +316,28 @@ void KeySwitchStages::mod_up_convert(std::span<const std::size_t> digits,
 // ---- Stage 2: KeyMult
 // ----------------------------------------------------------------------------
 
-void KeySwitchStages::key_mult(std::span<const ConstPolyRef> digits, u32 level,
-                               const SwitchingKey& key, PolyRef out0, PolyRef out1,
-                               KeyMultPart part, u32 galois, ConstPolyRef add_q0) const {
-  // The Q_l limbs, then the P limbs: the same two passes the pipelined dataflow splits apart.
+void Stages::key_mult(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
+                      PolyRef out0, PolyRef out1, KeyMultPart part, u32 galois,
+                      const KeyMultTerms& terms) const {
+  // The Q_l limbs (with the terms), then the P limbs: the two passes pipelining splits apart.
   if (part != KeyMultPart::kP)
-    key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/false, galois, add_q0);
+    key_mult_part(*ctx_, issue_, digits, level, key, out0, out1, /*p_part=*/false, galois, terms);
   if (part != KeyMultPart::kQ)
-    key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/true, galois, {});
+    key_mult_part(*ctx_, issue_, digits, level, key, out0, out1, /*p_part=*/true, galois, {});
 }
 
-ExtendedPair KeySwitchStages::key_mult(const ModUpDigits& up, const SwitchingKey& key) const {
-  const LevelData& lv = ctx_->level(up.level);
-  Backend& be = ctx_->backend();
-  ExtendedPair pair{be.make_poly(lv.pq_basis), be.make_poly(lv.pq_basis)};
-  std::vector<ConstPolyRef> digits;
-  for (const RnsPoly& d : up.digits)
-    digits.push_back(d.cref());
-  key_mult(digits, up.level, key, pair.c0.ref(), pair.c1.ref());
-  return pair;
-}
-
-void KeySwitchStages::key_mult_add_scaled(std::span<const ConstPolyRef> digits, u32 level,
-                                          const SwitchingKey& key, PolyRef out0, PolyRef out1,
-                                          ConstPolyRef a0, ConstPolyRef a1,
-                                          std::span<const u32> s) const {
-  const LevelData& lv = ctx_->level(level);
-  if (!(a0.basis == lv.q_basis) || !(a1.basis == lv.q_basis)) {
-    throw ParameterError(
-        "KeySwitcher::key_mult_into_add_scaled: a0 and a1 must be over Q_l of "
-        "level " +
-        std::to_string(level));
-  }
-  if (!ctx_->policy().fusion()) {
-    key_mult(digits, level, key, out0, out1);
-    Backend& be = ctx_->backend();
-    const PolyRef q0 = out0.slice(0, lv.limbs), q1 = out1.slice(0, lv.limbs);
-    be.mul_scalar_add(a0, s, q0, q0);
-    be.mul_scalar_add(a1, s, q1, q1);
-    return;
-  }
-  key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/false, 1, {}, a0, a1, s);
-  key_mult_part(*ctx_, digits, level, key, out0, out1, /*p_part=*/true, 1, {});
-}
-
-void KeySwitchStages::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
-                                         std::span<const SwitchingKey* const> keys,
-                                         std::span<const u32> gs, std::span<const PolyRef> out0,
-                                         std::span<const PolyRef> out1, ConstPolyRef add_q0) const {
+void Stages::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
+                                std::span<const SwitchingKey* const> keys, std::span<const u32> gs,
+                                std::span<const PolyRef> out0, std::span<const PolyRef> out1,
+                                ConstPolyRef add_q0) const {
   if (keys.size() != gs.size() || out0.size() != gs.size() || out1.size() != gs.size()) {
     throw ParameterError(
         "KeySwitcher::key_mult_rotations: one key and one output pair per "
         "rotation are needed");
   }
-  if (!ctx_->policy().multi_poly_caching()) {
+  if (!issue_.batched_launches) {
     for (std::size_t r = 0; r < gs.size(); ++r)
-      key_mult(digits, level, *keys[r], out0[r], out1[r], KeyMultPart::kAll, gs[r], add_q0);
+      key_mult(digits, level, *keys[r], out0[r], out1[r], KeyMultPart::kAll, gs[r], {add_q0});
     return;
   }
   const OpScope scope("KeyMult");
@@ -403,16 +373,15 @@ void KeySwitchStages::key_mult_rotations(std::span<const ConstPolyRef> digits, u
   }
 }
 
-void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits,
-                                          u32 level, const SwitchingKey& key,
-                                          std::span<const PolyRef> out0,
-                                          std::span<const PolyRef> out1, KeyMultPart part) const {
+void Stages::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
+                                 const SwitchingKey& key, std::span<const PolyRef> out0,
+                                 std::span<const PolyRef> out1) const {
   if (out0.size() != digits.size() || out1.size() != digits.size()) {
     throw ParameterError("KeySwitcher::key_mult_shared_key: one output pair per input is needed");
   }
-  if (!ctx_->policy().multi_poly_caching() || digits.size() <= 1) {
+  if (!issue_.batched_launches || digits.size() <= 1) {
     for (std::size_t i = 0; i < digits.size(); ++i)
-      key_mult(digits[i], level, key, out0[i], out1[i], part);
+      key_mult(digits[i], level, key, out0[i], out1[i]);
     return;
   }
   const OpScope scope("KeyMult");
@@ -426,8 +395,6 @@ void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyR
   }
   // The Q_l limbs, then the P limbs, as key_mult's parts; the key's chunks are the shared terms.
   for (const bool p_part : {false, true}) {
-    if ((p_part && part == KeyMultPart::kQ) || (!p_part && part == KeyMultPart::kP)) continue;
-    if ((p_part && part == KeyMultPart::kQ) || (!p_part && part == KeyMultPart::kP)) continue;
     const auto [start, count] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
@@ -442,11 +409,10 @@ void KeySwitchStages::key_mult_shared_key(std::span<const std::vector<ConstPolyR
   }
 }
 
-void KeySwitchStages::key_mult_range(std::span<const std::size_t> digits,
-                                     std::span<const ConstPolyRef> data, u32 level,
-                                     const SwitchingKey& key, u32 first, u32 count, PolyRef out0,
-                                     PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
-                                     std::span<const u32> s) const {
+void Stages::key_mult_range(std::span<const std::size_t> digits, std::span<const ConstPolyRef> data,
+                            u32 level, const SwitchingKey& key, u32 first, u32 count, PolyRef out0,
+                            PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
+                            std::span<const u32> s) const {
   const LevelData& lv = ctx_->level(level);
   require_key(*ctx_, key, "key_mult_range");
   if (data.size() != digits.size() || digits.empty()) {
@@ -469,7 +435,7 @@ void KeySwitchStages::key_mult_range(std::span<const std::size_t> digits,
   Backend& be = ctx_->backend();
   if (a0.words() == 0) {
     be.key_mult(data, kb, ka, out0, out1);
-  } else if (ctx_->policy().fusion()) {
+  } else if (issue_.fusion) {
     be.key_mult_add_scaled(data, kb, ka, out0, out1, a0, a1, s);
   } else {
     be.key_mult(data, kb, ka, out0, out1);
@@ -481,8 +447,7 @@ void KeySwitchStages::key_mult_range(std::span<const std::size_t> digits,
 // ---- Stage 3: ModDown
 // ----------------------------------------------------------------------------
 
-void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out,
-                               u32 level) const {
+void Stages::mod_down(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const {
   const OpScope scope("ModDown");
   const std::vector<PolyRef> p_parts = mod_down_p_parts(*ctx_, "mod_down", in, out, level, false);
   const LevelData& lv = ctx_->level(level);
@@ -491,7 +456,7 @@ void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const Poly
   for (const PolyRef& o : out)
     for (const PolyRef& x : in)
       out_overlaps_in = out_overlaps_in || overlap(o, x);
-  if (ctx_->policy().fusion() && !out_overlaps_in) {
+  if (issue_.fusion && !out_overlaps_in) {
     // BConv straight into the outputs, then one NTT whose last phase applies the tail
     // (u_Q - .) * P^-1 (Cheddar Seq.3): no lifted temporary and no separate sub_mul_scalar.
     std::vector<ConstPolyRef> u_q;
@@ -500,7 +465,7 @@ void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const Poly
       jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
       u_q.push_back(in[i].slice(0, lv.limbs));
     }
-    detail::bconv_matmul_jobs(*ctx_, jobs);
+    detail::bconv_matmul_jobs(be, jobs, issue_.batched_launches);
     be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
     return;
   }
@@ -517,8 +482,8 @@ void KeySwitchStages::mod_down(std::span<const PolyRef> in, std::span<const Poly
   }
 }
 
-void KeySwitchStages::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
-                                    u32 level) const {
+void Stages::mod_down_lift(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                           u32 level) const {
   const OpScope scope("ModDown");
   const std::vector<PolyRef> p_parts =
       mod_down_p_parts(*ctx_, "mod_down_lift", in, out, level, true);
@@ -527,12 +492,12 @@ void KeySwitchStages::mod_down_lift(std::span<const PolyRef> in, std::span<const
   std::vector<BConvJob> jobs;
   for (std::size_t i = 0; i < in.size(); ++i)
     jobs.push_back({lv.mod_down.get(), p_parts[i], out[i]});
-  detail::bconv_matmul_jobs(*ctx_, jobs);
-  if (!ctx_->policy().fusion()) be.ntt(out);
+  detail::bconv_matmul_jobs(be, jobs, issue_.batched_launches);
+  if (!issue_.fusion) be.ntt(out);
 }
 
-void KeySwitchStages::mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out,
-                                      u32 level) const {
+void Stages::mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                             u32 level) const {
   const OpScope scope("ModDown");
   const LevelData& lv = ctx_->level(level);
   if (in.size() != out.size()) {
@@ -542,7 +507,7 @@ void KeySwitchStages::mod_down_finish(std::span<const PolyRef> in, std::span<con
   std::vector<ConstPolyRef> u_q;
   for (const PolyRef& x : in)
     u_q.push_back(x.slice(0, lv.limbs));
-  if (ctx_->policy().fusion()) {
+  if (issue_.fusion) {
     be.ntt_sub_mul_scalar(out, {}, u_q, 0, lv.p_inv);
     return;
   }
@@ -550,4 +515,45 @@ void KeySwitchStages::mod_down_finish(std::span<const PolyRef> in, std::span<con
     be.sub_mul_scalar(u_q[i], out[i], lv.p_inv, out[i]);
 }
 
-}  // namespace theo
+void Stages::mod_down_rescale(std::span<const PolyRef> in, std::span<const PolyRef> out,
+                              u32 level) const {
+  if (level == 0) throw LevelError("cannot rescale at level 0: no level below it");
+  const OpScope scope("ModDown");
+  const LevelData& lv = ctx_->level(level);
+  const RescalePlan& rs = lv.mod_down_rescale;
+  Backend& be = ctx_->backend();
+  if (in.size() != out.size()) {
+    throw ParameterError("KeySwitcher::mod_down_rescale: one output per input is needed");
+  }
+  for (const PolyRef& x : in) {
+    if (!(x.basis == lv.pq_basis)) {
+      throw ParameterError("mod_down_rescale: polynomial is not over Q_l u P of level " +
+                           std::to_string(level));
+    }
+  }
+  // The leaving limbs, coefficient domain: when they are one slice of the (scratch) input (they
+  // end S_l, so with P they are one piece) the INTT runs there in place; otherwise they are
+  // gathered, by the INTT itself when fused.
+  std::vector<RnsPoly> gathered;
+  std::vector<ConstPolyRef> leaving;
+  if (rs.leaving.size() == 1) {
+    std::vector<PolyRef> pieces;
+    for (const PolyRef& x : in)
+      pieces.push_back(x.slice(rs.leaving[0][0], rs.leaving[0][1]));
+    be.intt(pieces, rs.intt_post_consts);
+    leaving.assign(pieces.begin(), pieces.end());
+  } else {
+    const std::vector<ConstPolyRef> xs(in.begin(), in.end());
+    detail::gather_leaving_intt(be, issue_.fusion, rs, xs, gathered, rs.intt_post_consts);
+    for (const RnsPoly& g : gathered)
+      leaving.push_back(g.cref());
+  }
+  std::vector<ConstPolyRef> stay_src;
+  if (rs.stay_count > 0)
+    for (const PolyRef& x : in)
+      stay_src.push_back(x.slice(rs.stay_src, rs.stay_count));
+  detail::convert_and_finish(be, {issue_.fusion, issue_.batched_launches}, rs, leaving,
+                             rs.ntt_pre_consts, stay_src, rs.stay_consts, out);
+}
+
+}  // namespace theo::keyswitch

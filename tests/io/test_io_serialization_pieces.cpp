@@ -7,7 +7,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "ckks_test_util.h"
+#include "ckks/ckks_test_util.h"
 #include "serialization_test_util.h"
 
 namespace theo::test {

@@ -1,4 +1,4 @@
-// Serialization (theo/ckks/serialization.h, docs/serialization.md): bit-exact round trips of every
+// Serialization (theo/io/serialization.h, docs/serialization.md): bit-exact round trips of every
 // object type in compact and expanded form, through buffers and streams; compact sizes; Galois key
 // subsets; and every validation of point 2 of the issue, each asserting the exception type and the
 // words of its message. Field changes are resealed (checksums recomputed) so that the checks
@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "ckks_test_util.h"
+#include "ckks/ckks_test_util.h"
 #include "serialization_test_util.h"
 #include "theo/ring/automorphism.h"
 

@@ -9,12 +9,12 @@
 //   ModDown  INTT of the P part ((P/p_j)^-1 fused) -> BConv P -> Q_l -> NTT ->
 //            (u_Q - .) * P^-1 in one sub_mul_scalar.
 //
-// The stages decide nothing about order, batching or streams: a KeySwitchPlan
-// (theo/plan/key_switch_plan.h) does, and the dataflows (src/ckks/keyswitch/dataflows.cpp)
-// arrange the stages by it. What a stage does take from the Context's ExecutionPolicy is how its
-// own ops are issued, which never changes a word: fusion (transforms read out of place and copy
-// on the fly; tails fused into the NTT) and multi-poly caching (the conversions, KeyMult sums and
-// rotations of a call in one backend op instead of one op each).
+// The stages decide nothing: a KeySwitchPlan (theo/plan/key_switch_plan.h) does, and the
+// dataflows (dataflows.cpp) arrange the stages by it. The stages are made for one plan and read
+// from it how their own ops are issued, which never changes a word (StageIssue): fusion
+// (transforms read out of place and copy on the fly; tails fused into the NTT) and batched
+// launches (the conversions, KeyMult sums and rotations of a call in one backend op instead of
+// one op each). Only KeySwitcher (key_switcher.h) uses them.
 //
 // Each stage function labels its backend ops with an OpScope ("ModUp", "KeyMult", "ModDown").
 
@@ -23,8 +23,9 @@
 
 #include "theo/ckks/context.h"
 #include "theo/ckks/keys.h"
+#include "theo/plan/key_switch_plan.h"
 
-namespace theo {
+namespace theo::keyswitch {
 
 // ModUp(d) at one level: one polynomial over Q_l u P per non-empty digit of that level.
 struct ModUpDigits {
@@ -32,22 +33,27 @@ struct ModUpDigits {
   std::vector<RnsPoly> digits;  // [i] belongs to ctx.level(level).digits[i]
 };
 
-// A pair of polynomials over Q_l u P: the accumulated KeyMult output before ModDown.
-struct ExtendedPair {
-  RnsPoly c0;
-  RnsPoly c1;
+// Terms a KeyMult adds to its Q_l limbs (empty: none). Galois element 1: out0 += scale * add0,
+// out1 += scale * add1 (scale one constant per limb of Q_l); Galois element g > 1:
+// out0 += phi_g(add0) (add1 and scale empty).
+struct KeyMultTerms {
+  ConstPolyRef add0 = {};
+  ConstPolyRef add1 = {};
+  std::span<const u32> scale = {};
+  bool empty() const { return add0.words() == 0; }
 };
 
 // Which limbs of Q_l u P a KeyMult writes: all of them (the Q_l part, then the P part), or one
 // part (the pieces complementary pipelining splits KeyMult into).
 enum class KeyMultPart { kAll, kQ, kP };
 
-class KeySwitchStages {
+class Stages {
  public:
-  // `ctx` must outlive the stages (a KeySwitcher holds both).
-  explicit KeySwitchStages(const Context& ctx) : ctx_(&ctx) {}
+  // `ctx` must outlive the stages; `issue` is the plan's.
+  Stages(const Context& ctx, const StageIssue& issue) : ctx_(&ctx), issue_(issue) {}
 
   const Context& context() const { return *ctx_; }
+  const StageIssue& issue() const { return issue_; }
 
   // ---- Stage 1: ModUp --------------------------------------------------------------------------
   // Each input is an NTT-domain polynomial over the level's basis (inputs unchanged). The INTT of
@@ -73,37 +79,27 @@ class KeySwitchStages {
 
   // ---- Stage 2: KeyMult ------------------------------------------------------------------------
   // digits: the ModUp digits of one input (over Q_l u P). out0 / out1 (over Q_l u P) receive
-  // sum_k digits_k * (b_k, a_k) on the limbs `part` names. galois > 1: of phi_galois(digits),
-  // read through the permutation (hoisted rotations share one ModUp and never copy permuted
-  // digits), and phi_galois(add_q0) (over Q_l, optional) added to out0's Q_l limbs in the same
-  // pass: a hoisted rotation's P c0 term.
+  // sum_k digits_k * (b_k, a_k) on the limbs `part` names, plus `terms` on the Q_l limbs. galois
+  // > 1: of phi_galois(digits), read through the permutation (hoisted rotations share one ModUp
+  // and never copy permuted digits). With fusion the terms ride on the KeyMult pass
+  // (Backend::key_mult_add_scaled, key_mult_automorphed).
   void key_mult(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
                 PolyRef out0, PolyRef out1, KeyMultPart part = KeyMultPart::kAll, u32 galois = 1,
-                ConstPolyRef add_q0 = {}) const;
-  // key_mult of one input's ModUp into a new pair over Q_l u P.
-  ExtendedPair key_mult(const ModUpDigits& up, const SwitchingKey& key) const;
-  // key_mult (galois 1), then out0 / out1's Q_l limbs += s a0 / s a1 (a0, a1 over Q_l; s one
-  // constant per limb, e.g. P mod q_i): relinearization with ModDown merging adds P d_0 and P d_1
-  // there. With fusion both terms ride on the KeyMult pass (Backend::key_mult_add_scaled).
-  void key_mult_add_scaled(std::span<const ConstPolyRef> digits, u32 level, const SwitchingKey& key,
-                           PolyRef out0, PolyRef out1, ConstPolyRef a0, ConstPolyRef a1,
-                           std::span<const u32> s) const;
+                const KeyMultTerms& terms = {}) const;
   // key_mult for several rotations of the same digits (hoisted baby steps): rotation r (Galois
   // element gs[r] > 1, key *keys[r]) into out0[r] / out1[r], with phi_(gs[r])(add_q0) added to
-  // every out0's Q_l limbs. With multi-poly caching one backend op reads the digits once for all
+  // every out0's Q_l limbs. With batched launches one backend op reads the digits once for all
   // (Backend::key_mult_rotations).
   void key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
                           std::span<const SwitchingKey* const> keys, std::span<const u32> gs,
                           std::span<const PolyRef> out0, std::span<const PolyRef> out1,
                           ConstPolyRef add_q0 = {}) const;
   // key_mult for several inputs under one key (a batch of relinearizations): input i's digits
-  // digits[i] into out0[i] / out1[i]. With multi-poly caching one backend op reads each key word
+  // digits[i] into out0[i] / out1[i]. With batched launches one backend op reads each key word
   // once for all inputs (Backend::key_mult_sums).
-  // `part`: the Q_l limbs, the P limbs or both, as key_mult's.
   void key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digits, u32 level,
                            const SwitchingKey& key, std::span<const PolyRef> out0,
-                           std::span<const PolyRef> out1,
-                           KeyMultPart part = KeyMultPart::kAll) const;
+                           std::span<const PolyRef> out1) const;
   // KeyMult of some digits on the limbs [first, first + count) of Q_l u P (a range inside Q_l or
   // inside P): out0 / out1 (those limbs) = sum_i data[i] * (b, a) of digit digits[i]'s key chunk,
   // + s * a0 / + s * a1 when a0 has words (a0, a1 over those limbs, s one constant per limb; the
@@ -125,9 +121,15 @@ class KeySwitchStages {
   // The tail on the lift: out[i] = (in[i]'s Q_l limbs - NTT(lift)) * P^-1, with fusion one
   // ntt_sub_mul_scalar (Cheddar Seq.3).
   void mod_down_finish(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
+  // ModDown merged with the rescale to level - 1 (LevelData::mod_down_rescale): each in[i] over
+  // Q_l u P (clobbered: its leaving and P limbs are scratch) becomes out[i] =
+  // round(in[i] * Pi_E / (P * Pi_L)) over S_{l-1}, one rounding instead of ModDown's and the
+  // rescale's.
+  void mod_down_rescale(std::span<const PolyRef> in, std::span<const PolyRef> out, u32 level) const;
 
  private:
   const Context* ctx_;
+  StageIssue issue_;
 };
 
-}  // namespace theo
+}  // namespace theo::keyswitch

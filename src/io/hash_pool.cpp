@@ -1,6 +1,6 @@
-// The serialization's thread pool (ckks/serial_pool.h).
+// The serialization's thread pool (io/hash_pool.h).
 
-#include "ckks/serial_pool.h"
+#include "io/hash_pool.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,6 +1,6 @@
-// tune_key_switching (theo/ckks/key_switch_tuning.h).
+// tune_key_switching and create_tuned_context (theo/tuning/key_switch_tuning.h).
 
-#include "theo/ckks/key_switch_tuning.h"
+#include "theo/tuning/key_switch_tuning.h"
 
 #include <algorithm>
 #include <array>
@@ -77,16 +77,13 @@ TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options
     const PolyRef out0[] = {o0.ref()}, out1[] = {o1.ref()};
     TunedLevel tuned;
     tuned.level = l;
-    const KeySwitchPlan base = switcher.planner().plan(l, 1, 1);
     // One sample: the time per key switch of `batch` of them back to back under choice c.
     const auto sample_us = [&](const DataflowChoice& c) {
-      KeySwitchPlan plan = base;
-      plan.dataflow = c.dataflow;
-      plan.chunks = c.chunks;
       be.synchronize();
       const auto t0 = std::chrono::steady_clock::now();
       for (u32 b = 0; b < options.batch; ++b)
-        switcher.switch_keys(in, keys, l, out0, out1, plan);
+        switcher.run(
+            {.level = l, .inputs = in, .keys = keys, .out0 = out0, .out1 = out1, .dataflow = c});
       be.synchronize();
       const auto t1 = std::chrono::steady_clock::now();
       return std::chrono::duration<double, std::micro>(t1 - t0).count() / options.batch;
@@ -132,6 +129,32 @@ TuningTable tune_key_switching(const ContextPtr& ctx, const TuneOptions& options
     table.set_level(std::move(tuned));
   }
   return table;
+}
+
+TunedContext create_tuned_context(const ParameterSet& params, const ContextOptions& options,
+                                  const TuneOptions& tune) {
+  TunedContext out;
+  out.ctx = Context::create(params, options);
+  const TuningReport& report = out.ctx->tuning_report();
+  if (report.status == TuningLoadStatus::kLoaded || report.status == TuningLoadStatus::kNotUsed)
+    return out;
+  // No valid table: measure every candidate at every level on a Context that has the tables of
+  // all of them and reads no table, write the table, and make the Context with it.
+  ContextOptions measuring = options;
+  measuring.key_switching.prepare_all = true;
+  measuring.key_switching.prepare_levels.clear();
+  measuring.key_switching.tuning.use_table = false;
+  const TuningTable table = tune_key_switching(Context::create(params, measuring), tune);
+  out.measured = true;
+  if (!report.file.empty()) {
+    out.save_error = save_tuning_table(table, report.file);
+    if (!out.save_error.empty())
+      emit_warning(options.key_switching.tuning,
+                   "the key-switch tuning table cannot be written: " + out.save_error +
+                       "; this Context uses it, later ones will measure again");
+  }
+  out.ctx = Context::create(params, options, &table);
+  return out;
 }
 
 }  // namespace theo

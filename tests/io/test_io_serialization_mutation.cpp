@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "ckks_test_util.h"
+#include "ckks/ckks_test_util.h"
 #include "serialization_test_util.h"
 
 namespace theo::test {

@@ -1,6 +1,6 @@
 #pragma once
 // Bootstrapping keys on streams and buffers: written as an evaluation-key bundle with every part
-// (relinearization, Galois and the two encapsulation keys; theo/ckks/serialization.h), so a file
+// (relinearization, Galois and the two encapsulation keys; theo/io/serialization.h), so a file
 // of a client's bootstrapping keys is also a complete EvaluationKeys object.
 
 #include <istream>
@@ -8,7 +8,7 @@
 #include <span>
 
 #include "theo/circuits/bootstrapper.h"
-#include "theo/ckks/serialization.h"
+#include "theo/io/serialization.h"
 
 namespace theo {
 

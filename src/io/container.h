@@ -6,15 +6,15 @@
 // section's tag (the first section's by the header checksum): the tags chain, so a section moved,
 // dropped or taken from another object breaks the chain. Version 2's tag is BLAKE2b-128 over
 // (section index, section header, the BLAKE2b-256 digests of the body's 256 KiB pieces): the pieces
-// are hashed in parallel (serial_pool.h); version 1's tag hashed the body itself, in one stream
+// are hashed in parallel (hash_pool.h); version 1's tag hashed the body itself, in one stream
 // (still read). Every section is verified before its body is used, so a stream of many gigabytes
 // is read and checked one section at a time, and a reader may skip whole sections (Galois keys it
 // was not asked for) without reading their bodies: it reads only their tags, to continue the chain.
 //
-// Writer and Reader know nothing about the objects: serialization.cpp lays the objects out in
-// sections with them. Both work on streams and, faster, on memory: a Writer over a span writes the
-// downloaded words in place, and a Reader over a SpanStreamBuf hashes and checks the words where
-// they lie, copying them once, into the staging memory they are uploaded from.
+// Writer and Reader know nothing about the objects: the formats (io/formats.h) lay the objects out
+// in sections with them. Both work on streams and, faster, on memory: a Writer over a span writes
+// the downloaded words in place, and a Reader over a SpanStreamBuf hashes and checks the words
+// where they lie, copying them once, into the staging memory they are uploaded from.
 
 #include <sodium.h>
 
@@ -31,7 +31,7 @@
 
 #include "ckks/progress_bar.h"
 #include "theo/ckks/context.h"
-#include "theo/ckks/serialization.h"
+#include "theo/io/serialization.h"
 
 namespace theo::detail::serial {
 
@@ -65,6 +65,16 @@ enum class SectionKind : u32 {
 inline constexpr std::size_t kSeedBodyBytes = 40;
 
 std::string section_kind_name(u32 kind);
+
+// Little-endian words at p, and "N bytes" for messages.
+void store_u32(std::uint8_t* p, u32 v);
+void store_u64(std::uint8_t* p, u64 v);
+u32 load_u32(const std::uint8_t* p);
+u64 load_u64(const std::uint8_t* p);
+std::string size_string(u64 bytes);
+
+// Bodies pass through this much memory at a time (hashing, and skipping unseekable streams).
+inline constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 // Little-endian field packing for the fixed-size metadata sections.
 class FieldWriter {
@@ -102,6 +112,9 @@ class Checksum {
 };
 
 using Tag = std::array<std::uint8_t, kTagBytes>;
+
+// The checksum of the header's kHeaderFieldBytes field bytes at `fields`.
+std::array<std::uint8_t, kChecksumBytes> header_checksum(const std::uint8_t* fields);
 
 // The tag of section `index` under container `version`, keyed by `chain`: `section_header` is its
 // 16 bytes, `body` the body. Version 2 hashes the pieces on up to `threads` threads (0: all) and,

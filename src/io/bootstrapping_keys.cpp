@@ -1,6 +1,6 @@
-// Bootstrapping keys as evaluation-key bundles (theo/circuits/bootstrapping_keys_io.h).
+// Bootstrapping keys as evaluation-key bundles (theo/io/bootstrapping_keys.h).
 
-#include "theo/circuits/bootstrapping_keys_io.h"
+#include "theo/io/bootstrapping_keys.h"
 
 #include <string>
 
