@@ -35,9 +35,9 @@ data="$root/python/theodosian/data/mnist14_3v8.bin"
 cat "$out/gpu.txt"
 start=$SECONDS
 
-# 1. The GPU suite's tests of what this issue touched: HELR replayed from graphs == eager == CPU,
-# both layouts (N = 2^12); the capture API (plaintext operands); batched key switches sharing one
-# key read (pipelined and every dataflow, against the CPU).
+# 1. The GPU suite's tests of what HELR runs on: HELR replayed from graphs == eager == CPU, both
+# layouts (N = 2^12); the capture API (plaintext operands); batched key switches (pipelined and
+# every dataflow) and the fused ModDown, against the CPU.
 for t in test_cuda_helr test_cuda_graph test_cuda_pipeline test_cuda_dataflows test_cuda_fusion; do
   if [[ -x "$tests/$t" ]]; then
     echo "== $t  (+$((SECONDS - start)) s)"
