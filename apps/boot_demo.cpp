@@ -1,7 +1,8 @@
 // theo_boot_demo: bootstrap fresh random slots with a bundled parameter set and print the level
 // plan, the key-generation progress, the time per bootstrap and the precision.
 //
-//   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure]
+//   theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--compact-keys] [--lean-cpu]
+//                  [--insecure]
 //                  [--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l]
 //                  [--evalmod-r r --evalmod-degree d] [--ratio b] [--phases] [--diagnose]
 //                  [--graph] [--profile] [--dataflow D[/chunks]] [--tuning-dir DIR]
@@ -23,10 +24,16 @@
 //
 // --insecure opts in to parameter sets below 128-bit security (test_*, bootparam_30/35).
 //
+// --compact-keys keeps the keys' a halves as their seeds and expands them at each use (half the
+// key memory, slower key switching); --lean-cpu turns on --min-keys and --compact-keys when the
+// backend is the CPU (scripts/demo passes it: n16_s40_boot then peaks at ~4.5 GB resident instead
+// of ~13 GB) and changes nothing on a GPU. The last line is the process's peak resident memory.
+//
 // Default preset: n16_s40_boot (128-bit secure, N = 2^16, 2^15 slots: a few minutes on 2 CPU cores,
 // under a second on a GPU). test_boot_n12 --insecure (N = 2^12, 64 slots) takes seconds on a CPU;
 // the anchor sets bootparam_30/35/40 are meant for the CUDA backend.
 
+#include <sys/resource.h>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -46,7 +53,8 @@ using Cplx = std::complex<double>;
 
 int usage() {
   std::fprintf(stderr,
-               "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] [--insecure] "
+               "usage: theo_boot_demo [preset] [--slots n] [--runs r] [--min-keys] "
+               "[--compact-keys] [--lean-cpu] [--insecure] "
                "[--backend cpu|cuda] [--cts l] [--stc l] [--evalmod l] [--evalmod-r r "
                "--evalmod-degree d] [--ratio b] [--phases] [--diagnose] [--graph] [--profile] "
                "[--dataflow D[/chunks]] [--tuning-dir DIR] [--no-tuning-table]\n");
@@ -58,10 +66,14 @@ double gib(std::size_t bytes) {
 }
 
 std::size_t key_bytes(const theo::SwitchingKey& k) {
-  std::size_t words = 0;
-  for (theo::u32 i = 0; i < k.dnum(); ++i)
-    words += k.b(i).words() + k.a(i).words();
-  return words * sizeof(theo::u32);
+  return k.stored_words() * sizeof(theo::u32);
+}
+
+// The process's peak resident memory so far (getrusage: kilobytes on Linux).
+double peak_rss_gib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);
 }
 
 // The keys' words, and what the backend's memory holds (GPU: its pool and the whole device).
@@ -71,7 +83,9 @@ void print_memory(const char* when, const theo::Backend& be, const theo::Bootstr
   const std::vector<theo::u32> gs = keys.galois.galois_elements();
   for (const theo::u32 g : gs)
     bytes += key_bytes(*keys.galois.find(g));
-  std::printf("memory %s: keys %.2f GiB (%zu switching keys)", when, gib(bytes), gs.size() + 3);
+  std::printf("memory %s: keys %.2f GiB (%zu switching keys%s), process peak %.2f GiB", when,
+              gib(bytes), gs.size() + 3, keys.relin.key().compact() ? ", compact" : "",
+              peak_rss_gib());
   const theo::MemoryReport m = be.memory_report();
   if (m.device_total > 0) {
     std::printf(", backend live %.2f GiB (peak %.2f GiB), device in use %.2f of %.2f GiB",
@@ -83,6 +97,7 @@ void print_memory(const char* when, const theo::Backend& be, const theo::Bootstr
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with the progress bar on stderr
   std::string preset = "n16_s40_boot";
   theo::BootstrapConfig cfg;
   int runs = 3;
@@ -91,6 +106,7 @@ int main(int argc, char** argv) {
   bool diagnose = false;
   bool graph = false;
   bool profile = false;
+  bool lean_cpu = false;
   theo::ContextOptions opts;  // insecure sets (test_*, bootparam_30/35) need --insecure
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -115,6 +131,10 @@ int main(int argc, char** argv) {
       if (a == "--evalmod-degree") evalmod_degree = static_cast<int>(x);
     } else if (a == "--min-keys") {
       cfg.min_keys = true;
+    } else if (a == "--compact-keys") {
+      cfg.compact_keys = true;
+    } else if (a == "--lean-cpu") {
+      lean_cpu = true;
     } else if (a == "--phases") {
       phases = true;
     } else if (a == "--diagnose") {
@@ -153,6 +173,11 @@ int main(int argc, char** argv) {
     const auto setup_start = std::chrono::steady_clock::now();
     const auto ctx = theo::Context::create(theo::load_preset(preset), opts);
     std::printf("preset %s on %s\n", preset.c_str(), ctx->backend().name().c_str());
+    if (lean_cpu && ctx->backend().kind() == theo::BackendKind::kCpu) {
+      cfg.min_keys = true;
+      cfg.compact_keys = true;
+      std::printf("--lean-cpu: min-keys and compact keys (less memory, slower)\n");
+    }
     {
       // The key-switching dataflow of each level, and where the choice came from.
       const theo::TuningReport& tr = ctx->tuning_report();
@@ -183,6 +208,7 @@ int main(int argc, char** argv) {
     const auto boot_start = std::chrono::steady_clock::now();
     const theo::Bootstrapper boot(ctx, cfg);
     std::printf("%s", boot.describe().c_str());
+    std::printf("memory after the bootstrapper's tables: process peak %.2f GiB\n", peak_rss_gib());
     const auto keys_start = std::chrono::steady_clock::now();
     const theo::BootstrappingKeys keys = boot.generate_keys(keygen, sk);
     ctx->backend().synchronize();
@@ -269,6 +295,7 @@ int main(int argc, char** argv) {
     }
     if (runs > 0)
       print_memory("after bootstrapping (peak = keys + working set)", ctx->backend(), keys);
+    std::printf("peak resident memory of this process: %.2f GiB (getrusage)\n", peak_rss_gib());
   } catch (const theo::Error& e) {
     std::fprintf(stderr, "theo_boot_demo: %s\n", e.what());
     return 1;

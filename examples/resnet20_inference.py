@@ -8,6 +8,8 @@ act(x) = c0 + c1 x + c2 x^2 it was trained with, so the plaintext model is the e
 
     python examples/resnet20_inference.py                    # bootparam_40 (128-bit; for a GPU)
     python examples/resnet20_inference.py --tiny             # reduced network, N = 2^12 (CPU, insecure)
+
+Needs `pip install -c python/constraints.txt '.[examples]'` (tqdm).
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def main() -> None:
     print(net.describe().rstrip())
     print(f"setup: {time.perf_counter() - t:.1f} s")
 
-    _, _, x_test, y_test = cnn.digits_dataset(model.image, model.channels)
+    # The digits test split, committed beside the models (cnn.export_test_images).
+    x_test, y_test = cnn.load_test_images(os.path.join(HERE, "models", "digits_test8x8.json"),
+                                          model.image, model.channels)
     image = x_test[args.image].astype(np.float64)
     ct = net.encrypt(encryptor, image)  # the client's encrypted image
     t = time.perf_counter()

@@ -10,7 +10,9 @@ training images.
     python examples/resnet20_train.py --narrow              # ResNet-20's depth and activation at 16x16, widths 4/8/16 (CPU tests)
 
 Reproduces the committed files bit for bit on the same numpy / BLAS (fixed seeds); elsewhere the
-float32 sums may round differently.
+float32 sums may round differently. --out writes the model (and digits_test8x8.json beside it)
+elsewhere; --epochs 1 --tiny is the quick check CI runs. Needs scikit-learn (its bundled digits):
+`pip install -c python/constraints.txt '.[examples]'`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import os
 import sys
 
 import numpy as np
-
 
 
 def _load_cnn():
@@ -106,7 +107,8 @@ def main() -> None:
         os.remove(out + ".checkpoint")
     print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
           f"{model.meta['train_accuracy']:.4f}, test accuracy {model.meta['test_accuracy']:.4f}")
-    images = os.path.join(here, "models", "digits_test8x8.json")
+    # Beside the model: the committed models' folder by default, --out's folder otherwise.
+    images = os.path.join(os.path.dirname(os.path.abspath(out)), "digits_test8x8.json")
     print(f"{images}: {cnn.export_test_images(images)} test images (8x8, for theo_resnet)")
     print("max |activation input| per activation:",
           " ".join(f"{v:.2f}" for v in model.meta["act_max_inputs"]))

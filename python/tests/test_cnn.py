@@ -14,6 +14,8 @@ from theodosian import cnn
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TINY = os.path.join(ROOT, "examples", "models", "resnet8_tiny_digits.theocnn")
+# The digits test split, committed (cnn.export_test_images): the tests need no scikit-learn.
+TEST_IMAGES = os.path.join(ROOT, "examples", "models", "digits_test8x8.json")
 
 
 def bits(got, want) -> float:
@@ -90,7 +92,7 @@ def test_resnet_inference_matches_plaintext_and_rejects_bad_input(rng):
     keys = net.generate_keys(keygen, sk)
     enc = th.Encryptor(ctx, keygen.public_key(sk))
     dec = th.Decryptor(ctx, sk)
-    _, _, xte, _ = cnn.digits_dataset(model.image, model.channels)
+    xte, _ = cnn.load_test_images(TEST_IMAGES, model.image, model.channels)
     seen = []
     img = xte[0].astype(np.float64)
     out = net.infer(net.encrypt(enc, img), keys, progress=lambda s, d, t: seen.append(s))
@@ -110,3 +112,20 @@ def test_resnet_inference_matches_plaintext_and_rejects_bad_input(rng):
                        allow_insecure=True)
     with pytest.raises(th.LevelError):
         th.ResNetInference(small, model, bootstrap=False)
+
+
+def test_committed_test_images_are_the_digits_test_split():
+    """examples/models/digits_test8x8.json is what cnn.export_test_images makes from scikit-learn's
+    digits: load_test_images gives digits_dataset's test split exactly."""
+    for image, channels in ((16, 3), (32, 3), (8, 1)):
+        x, y = cnn.load_test_images(TEST_IMAGES, image, channels)
+        _, _, xte, yte = cnn.digits_dataset(image, channels)
+        np.testing.assert_array_equal(x, xte)
+        np.testing.assert_array_equal(y, yte)
+
+
+def test_load_test_images_rejects_other_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"size": 8, "max_value": 16, "images": [[1, 2, 3]], "labels": [0]}')
+    with pytest.raises(ValueError, match="not an 8 x 8 digits file"):
+        cnn.load_test_images(str(bad))

@@ -383,7 +383,14 @@ def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.
     from sklearn.model_selection import train_test_split
 
     d = load_digits()
-    imgs = d.images.astype(np.float64) / 16.0
+    x = _network_input(d.images.astype(np.float64) / 16.0, image, channels)
+    xtr, xte, ytr, yte = train_test_split(x, d.target, test_size=test_fraction,
+                                          random_state=seed, stratify=d.target)
+    return xtr, ytr, xte, yte
+
+
+def _network_input(imgs: np.ndarray, image: int, channels: int) -> np.ndarray:
+    """8 x 8 images in [0, 1] (count, 8, 8) -> float32 NCHW of image x image, `channels` copies."""
     if image != 8:
         # Bilinear resize with pixel centres aligned (align_corners = False).
         src = (np.arange(image) + 0.5) * 8.0 / image - 0.5
@@ -392,10 +399,22 @@ def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.
         f = np.clip(src - i0, 0, 1)
         rows = imgs[:, i0, :] * (1 - f)[None, :, None] + imgs[:, i1, :] * f[None, :, None]
         imgs = rows[:, :, i0] * (1 - f)[None, None, :] + rows[:, :, i1] * f[None, None, :]
-    x = np.repeat(imgs[:, None, :, :], channels, axis=1).astype(np.float32)
-    xtr, xte, ytr, yte = train_test_split(x, d.target, test_size=test_fraction,
-                                          random_state=seed, stratify=d.target)
-    return xtr, ytr, xte, yte
+    return np.repeat(imgs[:, None, :, :], channels, axis=1).astype(np.float32)
+
+
+def load_test_images(path: str, image: int = 32, channels: int = 3):
+    """The test split of :func:`digits_dataset` from the file :func:`export_test_images` wrote
+    (committed as examples/models/digits_test8x8.json): the same arrays, without scikit-learn.
+    Returns (x_test, y_test), x as float32 NCHW."""
+    with open(path) as f:
+        data = json.load(f)
+    size, top = int(data["size"]), float(data["max_value"])
+    imgs = np.asarray(data["images"], dtype=np.float64)
+    labels = np.asarray(data["labels"], dtype=np.int64)
+    if size != 8 or imgs.ndim != 2 or imgs.shape[1] != 64 or len(labels) != len(imgs) or \
+            imgs.min() < 0 or imgs.max() > top:
+        raise ValueError(f"{path}: not an 8 x 8 digits file of export_test_images")
+    return _network_input(imgs.reshape(-1, 8, 8) / top, image, channels), labels
 
 
 def export_test_images(path: str, test_fraction: float = 0.2, seed: int = 0) -> int:

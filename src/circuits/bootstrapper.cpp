@@ -228,6 +228,14 @@ BootstrappingKeys Bootstrapper::generate_keys(KeyGenerator& keygen, const Secret
     elements.push_back(galois_element_for_rotation(r, ctx_->log_n()));
   elements.push_back(galois_element_for_conjugation(ctx_->log_n()));
   detail::ProgressBar bar("bootstrap keys", elements.size() + 3, progress);
+  // Compact keys are made compact by the generator (KeyGenerator::set_compact_keys), never held
+  // expanded; its own setting is restored afterwards.
+  struct CompactScope {
+    KeyGenerator& kg;
+    bool before;
+    ~CompactScope() { kg.set_compact_keys(before); }
+  } scope{keygen, keygen.compact_keys()};
+  keygen.set_compact_keys(impl_->config.compact_keys || keygen.compact_keys());
   BootstrappingKeys keys;
   keys.relin = keygen.create_relin_key(sk);
   bar.step();
@@ -509,7 +517,8 @@ std::string Bootstrapper::describe() const {
      << "message ratio q0 / Delta' = 2^" << message_ratio_bits() << " (input scaled up by "
      << m.scale_up << ")\n"
      << "keys: " << rotations().size() << " rotations + conjugation"
-     << (m.config.min_keys ? " (min-keys mode)" : "") << "\n";
+     << (m.config.min_keys ? " (min-keys mode)" : "")
+     << (m.config.compact_keys ? ", compact (a halves expanded at each use)" : "") << "\n";
   return os.str();
 }
 

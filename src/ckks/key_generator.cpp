@@ -145,11 +145,16 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& sk, ConstPolyRe
   }
   std::vector<RnsPoly> bs, as;
   RnsPoly tmp = be.make_poly(basis);
+  // Compact: every a_k in one scratch polynomial, dropped with the key's seed kept.
+  RnsPoly scratch;
+  if (compact_keys_) scratch = be.make_poly(basis);
   // One seed per key; digit k expands the stream k of it.
   const Prng::Seed seed = next_seed();
   const std::vector<std::vector<i32>> errors = sample_errors(ctx_->dnum());
   for (u32 k = 0; k < ctx_->dnum(); ++k) {
-    RnsPoly a = be.make_poly(basis);
+    RnsPoly own;
+    if (!compact_keys_) own = be.make_poly(basis);
+    RnsPoly& a = compact_keys_ ? scratch : own;
     be.sample_uniform(seed, k, a.ref());
     RnsPoly b = small_poly_ntt(errors[k], basis);
     be.mul(a.cref(), sk.ntt().cref(), tmp.ref());
@@ -159,7 +164,7 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& sk, ConstPolyRe
     const std::span<const u32> consts(p_mod.data() + lo, count);
     be.mul_scalar_add(s_prime.slice(lo, count), consts, b.slice(lo, count), b.slice(lo, count));
     bs.push_back(std::move(b));
-    as.push_back(std::move(a));
+    if (!compact_keys_) as.push_back(std::move(own));
   }
   return SwitchingKey(ctx_->id(), std::move(bs), std::move(as),
                       UniformSeed{seed, ExpansionScheme::kChaCha20Wide});
@@ -206,6 +211,38 @@ GaloisKeys KeyGenerator::create_galois_keys(const SecretKey& sk, std::span<const
   GaloisKeys keys(ctx_->id());
   add_galois_keys(sk, elements, keys);
   return keys;
+}
+
+// ---- SwitchingKey storage --------------------------------------------------------------------
+
+const RnsPoly& SwitchingKey::a(u32 chunk) const {
+  if (compact()) {
+    throw ContextError(
+        "SwitchingKey::a: this key is compact (its a halves are kept as their seed); key "
+        "switching expands them where it reads them");
+  }
+  return a_.at(chunk);
+}
+
+void SwitchingKey::make_compact() {
+  if (empty()) throw ParameterError("SwitchingKey::make_compact: the key is empty");
+  if (compact()) return;
+  if (!a_seed_ || a_seed_->scheme != ExpansionScheme::kChaCha20Wide) {
+    throw ParameterError(
+        "SwitchingKey::make_compact: the key has no seed its a halves can be expanded from "
+        "(keys loaded from an expanded file keep their words)");
+  }
+  a_.clear();
+  a_.shrink_to_fit();
+}
+
+std::size_t SwitchingKey::stored_words() const {
+  std::size_t words = 0;
+  for (const RnsPoly& p : b_)
+    words += p.words();
+  for (const RnsPoly& p : a_)
+    words += p.words();
+  return words;
 }
 
 }  // namespace theo

@@ -68,9 +68,10 @@ void emit_switching_key(Writer& w, const Context& ctx, const SwitchingKey& key, 
   std::vector<const RnsPoly*> b, a;
   for (u32 k = 0; k < key.dnum(); ++k) {
     b.push_back(&key.b(k));
-    a.push_back(&key.a(k));
+    if (!key.compact()) a.push_back(&key.a(k));
   }
-  emit_key(w, ctx, role, galois_element, b, a, key.a_seed(), compact, seeded);
+  // A compact key has only its seed to write.
+  emit_key(w, ctx, role, galois_element, b, a, key.a_seed(), compact || key.compact(), seeded);
 }
 
 void require_switching_key(const Context& ctx, const SwitchingKey& key, const char* what) {

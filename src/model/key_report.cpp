@@ -140,9 +140,10 @@ nlohmann::json key_set_json(const BootstrappingKeys& keys) {
   const auto add = [&](const SwitchingKey& k) {
     if (k.empty()) return;
     count += 1;
+    // a_d has b_d's shape (a compact key keeps only its seed).
     for (u32 d = 0; d < k.dnum(); ++d) {
-      total += 4.0 * static_cast<double>(k.b(d).words() + k.a(d).words());
-      a_bytes += 4.0 * static_cast<double>(k.a(d).words());
+      total += 8.0 * static_cast<double>(k.b(d).words());
+      a_bytes += 4.0 * static_cast<double>(k.b(d).words());
     }
   };
   add(keys.relin.key());

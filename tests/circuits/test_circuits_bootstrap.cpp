@@ -42,6 +42,37 @@ TEST(Bootstrap, MinKeysN12) {
   run(16, true, "bootstrap N=2^12, 16 slots, min keys");
 }
 
+// BootstrapConfig::compact_keys (what the CPU demo of N = 2^16 runs with min_keys): generate_keys
+// returns every key compact, at half the words, and a bootstrapping with compact keys gives the
+// words of the same keys expanded.
+TEST(Bootstrap, CompactKeysGiveTheWordsOfExpandedKeys) {
+  BootstrapConfig cfg;
+  cfg.slots = 16;
+  cfg.min_keys = true;
+  BootEnv e(cfg);
+  const auto z = random_slots(cfg.slots);
+  const Ciphertext ct = e.encrypt(z, 0);
+  const u64 want = hash_ct(*e.ctx, e.boot.bootstrap(ct, e.keys));
+  std::size_t expanded_words = e.keys.relin.key().stored_words();
+  e.keys.relin.make_compact();
+  e.keys.to_sparse.make_compact();
+  e.keys.to_dense.make_compact();
+  e.keys.galois.make_compact();
+  EXPECT_EQ(2 * e.keys.relin.key().stored_words(), expanded_words);
+  const Ciphertext out = e.boot.bootstrap(ct, e.keys);
+  EXPECT_EQ(hash_ct(*e.ctx, out), want);
+  print_bits("bootstrap N=2^12, 16 slots, min keys, compact", bits(e.decrypt(out), z));
+
+  cfg.compact_keys = true;
+  const Bootstrapper boot(e.ctx, cfg);
+  EXPECT_NE(boot.describe().find("compact"), std::string::npos);
+  const BootstrappingKeys keys = boot.generate_keys(e.keygen, e.sk, false);
+  EXPECT_TRUE(keys.relin.key().compact() && keys.to_sparse.compact() && keys.to_dense.compact());
+  for (const u32 g : keys.galois.galois_elements())
+    EXPECT_TRUE(keys.galois.find(g)->compact()) << "Galois element " << g;
+  EXPECT_GE(bits(e.decrypt(boot.bootstrap(ct, keys)), z), 12);
+}
+
 // BootstrapConfig::message_ratio_bits: random slots stay precise at a ratio of 2^7; a constant
 // vector (one large polynomial coefficient) keeps about 2 ratio - 2.7 bits there, and all of its
 // precision with the unscaled ratio q0 / Delta_0 = 2^10 of this set, which is also the default

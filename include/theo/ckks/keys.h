@@ -93,6 +93,13 @@ class PublicKey {
 // s' over Q_max u P (on P primes the gadget term is 0). A generated key remembers the one seed its
 // a_k were expanded from (stream k for chunk k), so that it serializes as (b_0 .. b_{dnum-1},
 // seed).
+//
+// A compact key (make_compact) keeps only the b_k and that seed: half the memory. Key switching
+// then expands the a_k limbs it reads for each KeyMult (Backend::sample_uniform gives the same
+// words for any subset of a limb's primes) and frees them after it, which costs the expansion of
+// those limbs per use (ChaCha20: about a tenth of a second per key switch at N = 2^16 with 59
+// limbs and 4 digits on one CPU core). Meant for memory-bound hosts (the CPU demo of N = 2^16
+// bootstrapping); a GPU keeps its keys expanded.
 class SwitchingKey {
  public:
   SwitchingKey() = default;
@@ -112,9 +119,17 @@ class SwitchingKey {
   u64 context_id() const { return context_id_; }
   u32 dnum() const { return static_cast<u32>(b_.size()); }
   const RnsPoly& b(u32 chunk) const { return b_.at(chunk); }
-  const RnsPoly& a(u32 chunk) const { return a_.at(chunk); }
+  // a_k; a compact key has none (ContextError): key switching expands it from a_seed().
+  const RnsPoly& a(u32 chunk) const;
   // The seed of every a_k (Backend::sample_uniform stream k), when known.
   const std::optional<UniformSeed>& a_seed() const { return a_seed_; }
+  // True when the a_k are kept as their seed only (make_compact).
+  bool compact() const { return !b_.empty() && a_.empty(); }
+  // Frees the a_k, keeping their seed. ParameterError when the key has no seed of the
+  // Backend::sample_uniform scheme (a key loaded from an expanded file, say); nothing changes then.
+  void make_compact();
+  // 32-bit words held in memory: every b_k and, unless compact, every a_k.
+  std::size_t stored_words() const;
 
   void swap(SwitchingKey& o) noexcept {
     std::swap(context_id_, o.context_id_);
@@ -138,6 +153,7 @@ class RelinKey {
   bool empty() const { return key_.empty(); }
   u64 context_id() const { return key_.context_id(); }
   const SwitchingKey& key() const { return key_; }
+  void make_compact() { key_.make_compact(); }
 
  private:
   SwitchingKey key_;
@@ -173,6 +189,11 @@ class GaloisKeys {
   }
   void insert(u32 galois_element, SwitchingKey key) {
     keys_.insert_or_assign(galois_element, std::move(key));
+  }
+  // SwitchingKey::make_compact on every key not yet compact.
+  void make_compact() {
+    for (auto& [g, key] : keys_)
+      if (!key.compact()) key.make_compact();
   }
 
   void swap(GaloisKeys& o) noexcept {

@@ -7,6 +7,7 @@
 // two pieces give the same words.
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <string>
 
@@ -48,13 +49,30 @@ PartLimbs part_limbs(const Context& ctx, const LevelData& lv, bool p_part) {
   return p_part ? PartLimbs{lv.limbs, ctx.alpha()} : PartLimbs{0, lv.limbs};
 }
 
+// The a halves of compact keys (SwitchingKey::make_compact) expanded for one KeyMult call: the
+// words of a limb depend only on (seed, digit, prime), so a slice expands on its own. A deque, so
+// that the references handed out stay valid while it grows; it lives as long as that call.
+using ExpandedA = std::deque<RnsPoly>;
+
+// The a slice of digit chunk `chunk` for the key limbs [key_first, key_first + count).
+ConstPolyRef a_slice(const Context& ctx, const SwitchingKey& key, u32 chunk, u32 key_first,
+                     u32 count, ExpandedA& expanded) {
+  if (!key.compact()) return key.a(chunk).slice(key_first, count);
+  const ConstPolyRef b = key.b(chunk).slice(key_first, count);
+  Backend& be = ctx.backend();
+  expanded.push_back(be.make_poly(b.basis));
+  be.sample_uniform(key.a_seed()->seed, chunk, expanded.back().ref());
+  return expanded.back().cref();
+}
+
 // The key slices of every digit for the limbs [first, first + count) of Q_l u P.
 void key_slices(const Context& ctx, const LevelData& lv, const SwitchingKey& key, u32 first,
-                u32 count, std::vector<ConstPolyRef>& kb, std::vector<ConstPolyRef>& ka) {
+                u32 count, std::vector<ConstPolyRef>& kb, std::vector<ConstPolyRef>& ka,
+                ExpandedA& expanded) {
   const u32 key_first = key_limb(ctx, lv, first);
   for (const DigitPlan& d : lv.digits) {
     kb.push_back(key.b(d.chunk).slice(key_first, count));
-    ka.push_back(key.a(d.chunk).slice(key_first, count));
+    ka.push_back(a_slice(ctx, key, d.chunk, key_first, count, expanded));
   }
 }
 
@@ -72,9 +90,10 @@ void key_mult_part(const Context& ctx, const StageIssue& issue,
   }
   const auto [start, count] = part_limbs(ctx, lv, p_part);
   std::vector<ConstPolyRef> d, kb, ka;
+  ExpandedA expanded;
   for (const ConstPolyRef& x : digits)
     d.push_back(x.slice(start, count));
-  key_slices(ctx, lv, key, start, count, kb, ka);
+  key_slices(ctx, lv, key, start, count, kb, ka, expanded);
   if (!terms.empty() &&
       (!(terms.add0.basis == lv.q_basis) ||
        (galois <= 1 && (!(terms.add1.basis == lv.q_basis) || terms.scale.size() != lv.limbs)))) {
@@ -362,10 +381,11 @@ void Stages::key_mult_rotations(std::span<const ConstPolyRef> digits, u32 level,
     const auto [start, count] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
+    ExpandedA expanded;
     for (const ConstPolyRef& x : digits)
       d.push_back(x.slice(start, count));
     for (std::size_t r = 0; r < gs.size(); ++r) {
-      key_slices(*ctx_, lv, *keys[r], start, count, kb, ka);
+      key_slices(*ctx_, lv, *keys[r], start, count, kb, ka, expanded);
       o0.push_back(out0[r].slice(start, count));
       o1.push_back(out1[r].slice(start, count));
     }
@@ -398,7 +418,8 @@ void Stages::key_mult_shared_key(std::span<const std::vector<ConstPolyRef>> digi
     const auto [start, count] = part_limbs(*ctx_, lv, p_part);
     std::vector<ConstPolyRef> d, kb, ka;
     std::vector<PolyRef> o0, o1;
-    key_slices(*ctx_, lv, key, start, count, kb, ka);
+    ExpandedA expanded;
+    key_slices(*ctx_, lv, key, start, count, kb, ka, expanded);
     for (std::size_t i = 0; i < digits.size(); ++i) {
       for (const ConstPolyRef& x : digits[i])
         d.push_back(x.slice(start, count));
@@ -426,10 +447,11 @@ void Stages::key_mult_range(std::span<const std::size_t> digits, std::span<const
   }
   const u32 key_first = key_limb(*ctx_, lv, first);
   std::vector<ConstPolyRef> kb, ka;
+  ExpandedA expanded;
   for (const std::size_t k : digits) {
     const DigitPlan& d = lv.digits.at(k);
     kb.push_back(key.b(d.chunk).slice(key_first, count));
-    ka.push_back(key.a(d.chunk).slice(key_first, count));
+    ka.push_back(a_slice(*ctx_, key, d.chunk, key_first, count, expanded));
   }
   const OpScope scope("KeyMult");
   Backend& be = ctx_->backend();
