@@ -599,5 +599,7 @@ void register_context(const SessionPtr& s);
 // Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
 // by theodosian.sim.tracing).
 void bind_trace(nb::class_<WContext>& context);
+// Defined in graph_bindings.cpp: Context.capture and Graph.
+void bind_graph(nb::module_& m, nb::class_<WContext>& context);
 
 }  // namespace theopy

@@ -102,6 +102,7 @@ if _core is not None:
         EvaluationKeys,
         HostCiphertext,
         Evaluator,
+        Graph,
         Helr,
         HelrBatch,
         HelrState,
@@ -154,6 +155,7 @@ __all__ = [
     "Encryptor",
     "Decryptor",
     "Evaluator",
+    "Graph",
     # circuits
     "ChebyshevSeries",
     "chebyshev_fit",
