@@ -20,6 +20,7 @@
 //   boot           Bootstrapper::bootstrap of a ciphertext at its input level (0, or
 //                  stc_levels with --levers slot_to_coeff_first)            scope "Boot"
 //   helr           HELR training iterations (theo/workloads/helr.h, 1024 x 256 mini-batches;
+//                  --helr-layout han2019|sparse-weights (default sparse-weights; op by op);
 //                  --helr-iterations, default: up to and including the first one with a
 //                  bootstrapping); batches of synthetic features (the ops do not depend on the
 //                  values)                                                 scope "HELR"
@@ -67,7 +68,8 @@ int usage() {
       stderr,
       "usage: theo_trace [preset] [--workloads boot,hmult,hmult_rescale,hrot,keyswitch,"
       "rescale,pmult,hadd,helr,resnet20] [--limbs k] [--rotation r] [--backend cpu|cuda|cost] "
-      "[--cache-mib m] [--helr-iterations k] [--resnet-model file] [--resnet-min-keys] "
+      "[--cache-mib m] [--helr-iterations k] [--helr-layout han2019|sparse-weights] "
+      "[--resnet-model file] [--resnet-min-keys] "
       "[--insecure] [--min-keys] [--levers spec] [--commit sha] [--out-dir dir]\n");
   return 2;
 }
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   std::string commit;
   unsigned limbs = 0;
   unsigned helr_iterations = 0;  // 0: through the first iteration with a bootstrapping
+  std::string helr_layout = "sparse-weights";
   std::string resnet_model = "examples/models/resnet20_digits.theocnn";
   bool resnet_min_keys = false;
   long cache_mib = -1;  // -1: 50 on the CPU backend, the device's L2 on CUDA
@@ -128,7 +131,7 @@ int main(int argc, char** argv) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--workloads" || a == "--limbs" || a == "--rotation" || a == "--backend" ||
         a == "--commit" || a == "--out-dir" || a == "--cache-mib" || a == "--helr-iterations" ||
-        a == "--resnet-model" || a == "--levers") {
+        a == "--helr-layout" || a == "--resnet-model" || a == "--levers") {
       const char* v = next();
       if (!v) return usage();
       if (a == "--workloads") workloads = theo::apps::split_list(v);
@@ -137,6 +140,7 @@ int main(int argc, char** argv) {
       if (a == "--commit") commit = v;
       if (a == "--cache-mib") cache_mib = std::strtol(v, nullptr, 10);
       if (a == "--resnet-model") resnet_model = v;
+      if (a == "--helr-layout") helr_layout = v;
       if (a == "--levers") levers = v;
       if (a == "--helr-iterations")
         helr_iterations = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
@@ -275,6 +279,8 @@ int main(int argc, char** argv) {
         run = [&] { const theo::Ciphertext r = boot->bootstrap(boot_in, *boot_keys); };
       } else if (w == "helr") {
         theo::HelrConfig hc;
+        hc.layout = theo::helr_layout_from_string(helr_layout);
+        hc.graphs = false;  // op by op: every call is recorded (captured work is not)
         helr = std::make_unique<theo::Helr>(ctx, hc);
         unsigned iters = helr_iterations;
         for (std::size_t i = 0; iters == 0 && i < helr->plan().steps.size(); ++i)
@@ -298,6 +304,7 @@ int main(int argc, char** argv) {
         info.extra["helr_iterations"] = std::to_string(iters);
         info.extra["helr_batch"] = std::to_string(hc.batch);
         info.extra["helr_features"] = std::to_string(hc.features);
+        info.extra["helr_layout"] = helr_layout;
         info.level = ctx->params().default_encryption_level;
         info.limbs = ctx->level(info.level).limbs;
         run = [&] {

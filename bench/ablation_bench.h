@@ -3,8 +3,11 @@
 // the bootparam_40 levels closest to L = 24 and 48 limbs) and Boot (bootparam_40, bootparam_35)
 // with the optimizations added one at a time (baseline, +fusion, +BConv refinement, +CUDA
 // Graphs, +multi-polynomial caching, +pipelining; a step whose mechanism is not in this build is
-// "n/a", Optimizations::available()), and batched key switches at L = 12 for B = 1..16 with the
-// footprint model's bytes. Every step computes the same words: the output hashes must agree.
+// "n/a", Optimizations::available()), then Boot alone with the bootstrapping levers kept by issue
+// 31 (+constants in place, +lazy polynomial, +merged EvalMod tail, +SlotToCoeff first), and
+// batched key switches at L = 12 for B = 1..16 with the footprint model's bytes. The memory steps
+// and the constants in place compute the same words (the output hashes must agree); the other
+// levers evaluate the same function with fewer roundings and key switches (other words).
 // docs/optimizations.md says how to read it; bench/plot_ablation.py draws the JSON.
 
 #include <functional>
@@ -41,8 +44,11 @@ struct AblationStep {
   std::string name;  // "baseline", "+fusion", ...
   Optimizations opt;
   bool available = true;
+  bool boot_only = false;  // a bootstrapping lever: KeySwitch and batching do not change
+  bool same_words = true;  // computes the baseline's words (checked by hash)
 };
-// baseline (all off), then each switch turned on in the paper's order.
+// baseline (all off, the bootstrapping levers too), then each switch turned on in the paper's
+// order, then the kept bootstrapping levers (boot_only).
 std::vector<AblationStep> ablation_steps();
 
 // The highest level of ctx whose limb count is closest to `limbs`.

@@ -1,8 +1,9 @@
-// theo_bench --ablation: Boot per step (Fig. 8a). One full-slot bootstrapping of a level-0
-// ciphertext on a Context made with the step's switches (its own keys and tables: the switches
-// are fixed per Context), replayed from a graph when the step has CUDA Graphs. `wall` is the host
-// clock around the bootstrapping and a synchronize, the anchor's measure; `time` the device clock
-// (CUDA events), which for eager issue can exceed its stream hold (`clock_timeouts`; read wall).
+// theo_bench --ablation: Boot per step (Fig. 8a). One full-slot bootstrapping of a ciphertext at
+// the bootstrapper's input level on a Context made with the step's switches (its own keys and
+// tables: the switches are fixed per Context), replayed from a graph when the step has CUDA Graphs.
+// `wall` is the host clock around the bootstrapping and a synchronize, the anchor's measure; `time`
+// the device clock (CUDA events), which for eager issue can exceed its stream hold
+// (`clock_timeouts`; read wall).
 
 #include <chrono>
 #include <cmath>
@@ -28,7 +29,8 @@ nlohmann::json boot_step(const AblationOptions& o, const std::string& preset,
   std::vector<std::complex<double>> z(boot.slots());
   for (std::size_t i = 0; i < z.size(); ++i)
     z[i] = std::polar(0.8, 0.001 * static_cast<double>(i));
-  const Ciphertext input = encryptor.encrypt(enc.encode(z, 0));
+  // At the bootstrapper's input level: 0, or stc_levels with SlotToCoeff first.
+  const Ciphertext input = encryptor.encrypt(enc.encode(z, boot.input_level()));
   Backend& be = ctx->backend();
   be.synchronize();
   const double setup_s =
@@ -53,7 +55,9 @@ nlohmann::json boot_step(const AblationOptions& o, const std::string& preset,
   std::fflush(stdout);
   return {{"preset", preset},
           {"slots", boot.slots()},
+          {"input_level", boot.input_level()},
           {"output_level", boot.output_level()},
+          {"effective_levels", boot.output_level() - boot.input_level()},
           {"wall_ms", t.wall_us / 1e3},
           {"wall_p10_ms", t.wall_p10_us / 1e3},
           {"wall_p90_ms", t.wall_p90_us / 1e3},

@@ -13,6 +13,9 @@ std::vector<AblationStep> ablation_steps() {
   const Optimizations avail = Optimizations::available();
   std::vector<AblationStep> steps;
   Optimizations o = Optimizations::none();
+  o.circuits.lazy_polynomial = false;
+  o.circuits.merged_evalmod_tail = false;
+  o.circuits.slot_to_coeff_first = false;
   steps.push_back({"baseline", o, true});
   o.fusion = true;
   steps.push_back({"+fusion", o, avail.fusion});
@@ -24,6 +27,15 @@ std::vector<AblationStep> ablation_steps() {
   steps.push_back({"+multi-poly caching", o, avail.multi_poly_caching});
   o.pipelining = true;
   steps.push_back({"+pipelining", o, avail.pipelining});
+  // The bootstrapping levers kept by issue 31 (docs/optimizations.md), Boot only.
+  o.inplace_constants = true;
+  steps.push_back({"+constants in place", o, true, true, true});
+  o.circuits.lazy_polynomial = true;
+  steps.push_back({"+lazy polynomial", o, true, true, false});
+  o.circuits.merged_evalmod_tail = true;
+  steps.push_back({"+merged EvalMod tail", o, true, true, false});
+  o.circuits.slot_to_coeff_first = true;
+  steps.push_back({"+SlotToCoeff first", o, true, true, false});
   return steps;
 }
 

@@ -5,6 +5,8 @@
 //   theo_boot_levers [--backend cuda|cpu] [--presets bootparam_40,...] [--configs c1,c2,...]
 //                    [--reps 20] [--warmup 3] [--eager-reps 5] [--phase-reps 3]
 //                    [--precision-runs 10] [--ratio BITS] [--insecure] [--out FILE.json] [--quick]
+//                    [--log-n L] [--diagnose] [--evalmod-r R] [--evalmod-degree D] [--arcsine A]
+//                    [--dense-h H] [--no-timing]
 //
 // A config is a theo::with_bootstrap_levers spec on top of Optimizations::all(): "baseline"
 // (every lever off), "all", one lever name, or names joined by '+'. Per preset and config, on a
@@ -16,6 +18,14 @@
 //   * eager: the same, issued op by op (median of --eager-reps), and the phases, each timed with a
 //     synchronize after it (median of --phase-reps): ModRaise, CoeffToSlot, EvalMod, SlotToCoeff;
 //   * set-up: Context, Bootstrapper tables and every key (seconds).
+// Precision studies (on the CPU at reduced N): --log-n runs each preset's primes and levels on
+// N = 2^L (theo::with_log_degree, insecure: needs --insecure); --diagnose adds
+// Bootstrapper::diagnose's error by stage, averaged over the precision inputs
+// (`error_by_stage`, log2 max slot error); --evalmod-r / --evalmod-degree / --arcsine fix EvalMod's
+// double angles, cosine degree and arcsine degree (K stays derived); --dense-h sets the dense
+// secret's Hamming weight (the final rescale's rounding e0 + e1 s grows with it; below N/2 the
+// set needs --insecure: the library's security table is for dense ternary secrets); --no-timing
+// skips the timed replays and the eager phases (precision and diagnosis only).
 // Records (JSON array, a header first): op "boot", preset, mode ("graph" / "eager"), config,
 // levers, device, median_ms / p10_ms / p90_ms, precision_bits, phases_ms, input_level,
 // output_level, effective_levels (= output - input), setup_s, kernels, output_hash, anchor_ms
@@ -59,6 +69,12 @@ struct Options {
   unsigned phase_reps = 3;
   unsigned precision_runs = 10;
   u32 ratio = 0;  // BootstrapConfig::message_ratio_bits (0: the default)
+  u32 log_n = 0;  // 0: the preset's N
+  bool diagnose = false;
+  bool timing = true;
+  int evalmod_r = -1, evalmod_degree = -1;
+  u32 arcsine = 0;
+  u32 dense_h = 0;  // 0: the preset's
   bool insecure = false;
   std::string out;
 };
@@ -67,7 +83,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: theo_boot_levers [--backend cuda|cpu] [--presets p1,p2] [--configs c1,c2] "
                "[--reps n] [--warmup n] [--eager-reps n] [--phase-reps n] [--precision-runs n] "
-               "[--ratio bits] [--insecure] [--out file.json] [--quick]\n"
+               "[--ratio bits] [--insecure] [--out file.json] [--quick] [--log-n L] [--diagnose] "
+               "[--evalmod-r R] [--evalmod-degree D] [--arcsine A] [--dense-h H] [--no-timing]\n"
                "configs: baseline, all, or lever names joined by '+'; levers:");
   for (const std::string& n : bootstrap_lever_names())
     std::fprintf(stderr, " %s", n.c_str());
@@ -109,11 +126,27 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
   co.backend = o.backend == "cuda" ? BackendChoice::kCuda : BackendChoice::kCpu;
   co.allow_insecure = o.insecure;
   co.optimizations = with_bootstrap_levers(Optimizations::all(), config);
-  const ContextPtr ctx = Context::create(load_preset(preset), co);
+  ParameterSet params = load_preset(preset);
+  if (o.log_n != 0 && o.log_n != params.log_degree) params = with_log_degree(params, o.log_n);
+  if (o.dense_h != 0) {
+    if (!o.insecure) throw ParameterError("--dense-h needs --insecure (see the usage)");
+    params.dense_hamming_weight = o.dense_h;
+  }
+  const ContextPtr ctx = Context::create(params, co);
   KeyGenerator kg(ctx, seed(1));
   const SecretKey sk = kg.create_secret_key();
   BootstrapConfig bc;
   bc.message_ratio_bits = o.ratio;
+  bc.arcsine_degree = o.arcsine;
+  if (o.evalmod_r >= 0 || o.evalmod_degree >= 0) {
+    // K as the Bootstrapper derives it (its ModRaise lifts exactly: one limb's worth of I).
+    EvalModParams e;
+    e.k_bound = EvalModParams::bound_for(params.sparse_hamming_weight, params.log_degree, 1);
+    if (o.evalmod_r >= 0) e.double_angles = static_cast<u32>(o.evalmod_r);
+    if (o.evalmod_degree >= 0) e.degree = static_cast<u32>(o.evalmod_degree);
+    e.arcsine_degree = o.arcsine;
+    bc.evalmod = e;
+  }
   const Bootstrapper boot(ctx, bc);
   const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
   Backend& be = ctx->backend();
@@ -150,13 +183,30 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
   Ciphertext graph_in = ev.clone(fixed_in), graph_out;
   Graph g = ctx->capture([&] { graph_out = boot.bootstrap(graph_in, keys); });
   be.synchronize();
-  const Timing tg = time_op(
-      be, [&] { g.replay(); }, o.warmup, o.reps);
+  const Timing tg = o.timing ? time_op(
+                                   be, [&] { g.replay(); }, o.warmup, o.reps)
+                             : Timing{};
+  if (!o.timing) g.replay();
   const u64 hash = hash_ct(*ctx, graph_out);
   std::vector<double> prec;
+  // --diagnose: the error by stage (log2 max slot error), averaged over the inputs; its total is
+  // the precision (the same bootstrapping, decrypted at every stage).
+  std::map<std::string, double> stage;
   for (unsigned r = 0; r < o.precision_runs; ++r) {
     const std::vector<Complex> z = fresh();
-    g.set_input(graph_in, fresh_enc.encrypt(enc.encode(z, in_level)));
+    const Ciphertext in = fresh_enc.encrypt(enc.encode(z, in_level));
+    if (o.diagnose) {
+      const Bootstrapper::ErrorBreakdown e = boot.diagnose(in, keys, z, dec);
+      const double n = o.precision_runs;
+      stage["approximation"] += e.approximation / n;
+      stage["CoeffToSlot"] += e.coeff_to_slot / n;
+      stage["EvalMod"] += e.eval_mod / n;
+      stage["SlotToCoeff"] += e.slot_to_coeff / n;
+      stage["total"] += e.total / n;
+      prec.push_back(-e.total);
+      continue;
+    }
+    g.set_input(graph_in, in);
     g.replay();
     be.synchronize();
     prec.push_back(bits(graph_out, z));
@@ -170,12 +220,14 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
   // Eager: the whole bootstrapping, then phase by phase with a synchronize after each.
   const Ciphertext& eager_in = fixed_in;
   Ciphertext eager_out;
-  const Timing te = time_op(
-      be, [&] { eager_out = boot.bootstrap(eager_in, keys); }, 1, o.eager_reps);
-  const bool same_words = hash_ct(*ctx, eager_out) == hash;
+  const Timing te =
+      o.timing ? time_op(
+                     be, [&] { eager_out = boot.bootstrap(eager_in, keys); }, 1, o.eager_reps)
+               : Timing{};
+  const bool same_words = !o.timing || hash_ct(*ctx, eager_out) == hash;
   std::map<std::string, std::vector<double>> phase;
   using Clock = std::chrono::steady_clock;
-  for (unsigned r = 0; r < o.phase_reps; ++r) {
+  for (unsigned r = 0; o.timing && r < o.phase_reps; ++r) {
     be.synchronize();
     auto t = Clock::now();
     const auto lap = [&](const char* name) {
@@ -204,18 +256,34 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
   nlohmann::json levers = nlohmann::json::object();
   for (const std::string& n : bootstrap_lever_names())
     levers[n] = bootstrap_lever(ctx->policy().optimizations(), n);
+  const EvalModParams& emp = boot.evalmod_params();
+  const nlohmann::json evalmod = {{"k_bound", emp.k_bound},
+                                  {"degree", emp.degree},
+                                  {"double_angles", emp.double_angles},
+                                  {"arcsine_degree", emp.arcsine_degree},
+                                  {"depth", emp.depth()}};
+  nlohmann::json error_by_stage = nullptr;
+  if (o.diagnose) error_by_stage = stage;
   const auto record = [&](const char* mode, const Timing& t) {
+    // --no-timing: precision only, no time to report.
+    const auto ms = [&](double us) {
+      return o.timing ? nlohmann::json(us / 1e3) : nlohmann::json();
+    };
     return nlohmann::json{{"op", "boot"},
                           {"preset", preset},
+                          {"log_n", ctx->log_n()},
+                          {"dense_hamming_weight", ctx->params().dense_hamming_weight},
+                          {"evalmod", evalmod},
+                          {"error_by_stage", error_by_stage},
                           {"mode", mode},
                           {"config", config},
                           {"levers", levers},
                           {"device", be.name()},
                           {"slots", boot.slots()},
-                          {"median_ms", t.wall_us / 1e3},
-                          {"p10_ms", t.wall_p10_us / 1e3},
-                          {"p90_ms", t.wall_p90_us / 1e3},
-                          {"device_clock_ms", t.median_us / 1e3},
+                          {"median_ms", ms(t.wall_us)},
+                          {"p10_ms", ms(t.wall_p10_us)},
+                          {"p90_ms", ms(t.wall_p90_us)},
+                          {"device_clock_ms", ms(t.median_us)},
                           {"clock", t.clock},
                           {"reps", t.reps},
                           {"precision_bits", prec_mean},
@@ -239,6 +307,15 @@ std::vector<nlohmann::json> measure(const Options& o, const std::string& preset,
       "  set-up %.2f s\n",
       preset.c_str(), config.c_str(), tg.wall_us / 1e3, te.wall_us / 1e3, prec_mean, prec_min,
       in_level, boot.output_level(), setup_s);
+  if (o.diagnose) {
+    std::printf(
+        "  %-13s   error by stage (log2 max slot error, mean of %u): approximation %.2f"
+        "  CoeffToSlot %.2f  EvalMod %.2f  SlotToCoeff %.2f  total %.2f  (K %u, degree %u, "
+        "r %u, arcsine %u, ratio 2^%.2f)\n",
+        preset.c_str(), o.precision_runs, stage["approximation"], stage["CoeffToSlot"],
+        stage["EvalMod"], stage["SlotToCoeff"], stage["total"], emp.k_bound, emp.degree,
+        emp.double_angles, emp.arcsine_degree, boot.message_ratio_bits());
+  }
   std::fflush(stdout);
   return {record("graph", tg), record("eager", te)};
 }
@@ -251,6 +328,14 @@ int run(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--insecure") {
       o.insecure = true;
+      continue;
+    }
+    if (a == "--diagnose") {
+      o.diagnose = true;
+      continue;
+    }
+    if (a == "--no-timing") {
+      o.timing = false;
       continue;
     }
     if (a == "--quick") {
@@ -283,6 +368,16 @@ int run(int argc, char** argv) {
       o.precision_runs = count();
     } else if (a == "--ratio") {
       o.ratio = count();
+    } else if (a == "--log-n") {
+      o.log_n = count();
+    } else if (a == "--evalmod-r") {
+      o.evalmod_r = static_cast<int>(count());
+    } else if (a == "--evalmod-degree") {
+      o.evalmod_degree = static_cast<int>(count());
+    } else if (a == "--arcsine") {
+      o.arcsine = count();
+    } else if (a == "--dense-h") {
+      o.dense_h = count();
     } else if (a == "--out") {
       o.out = v;
     } else {
@@ -317,7 +412,8 @@ int run(int argc, char** argv) {
     };
     std::printf("%-13s %-55s %-5s %9.2f %7.2f %8.2f %8.2f %8.2f %8.2f %3u->%u\n",
                 r["preset"].get<std::string>().c_str(), r["config"].get<std::string>().c_str(),
-                r["mode"].get<std::string>().c_str(), r["median_ms"].get<double>(),
+                r["mode"].get<std::string>().c_str(),
+                r["median_ms"].is_number() ? r["median_ms"].get<double>() : 0.0,
                 r["precision_bits"].get<double>(), ph("ModRaise"), ph("CoeffToSlot"), ph("EvalMod"),
                 ph("SlotToCoeff"), r["input_level"].get<unsigned>(),
                 r["output_level"].get<unsigned>());

@@ -7,7 +7,8 @@ Left: KeySwitch time per step at each measured level (device clock, CUDA events)
 time per step for each preset (host clock around bootstrap + synchronize, the anchor's measure).
 Right: batched key switches at L = 12, time per key switch against B, with the footprint model's
 bytes and the device's L2 size. Steps whose mechanism is not in the build ("n/a") are left
-empty. --table also prints the README's Markdown table.
+empty; the bootstrapping levers (steps with `boot_only`) have Boot rows only. --table also prints
+the README's Markdown table (one row per step, "-" where a step has no KeySwitch row).
 """
 
 import json
@@ -95,16 +96,20 @@ def plot(data, out):
 def table(data):
     steps, levels = keyswitch_series(data)
     bsteps, boot = boot_series(data)
+    rows = bsteps if bsteps and len(bsteps) > len(steps) else steps
     cols = [f"KeySwitch L={k} (us)" for k in sorted(levels)] + [f"Boot {p} (ms)" for p in boot]
     print("| step | " + " | ".join(cols) + " |")
     print("| --- |" + " --- |" * len(cols))
-    for i, s in enumerate(steps):
+    for i, s in enumerate(rows):
         cells = []
         for k in sorted(levels):
-            v = levels[k][i]
+            if s not in steps:
+                cells.append("-")
+                continue
+            v = levels[k][steps.index(s)]
             cells.append("n/a" if v is None else f"{v:.1f}")
         for p in boot:
-            v = boot[p][i]
+            v = boot[p][i] if i < len(boot[p]) else None
             cells.append("n/a" if v is None else f"{v:.2f}")
         print(f"| {s} | " + " | ".join(cells) + " |")
 

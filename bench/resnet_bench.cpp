@@ -1,26 +1,37 @@
 // theo_resnet: encrypted ResNet inference on real images, end to end, with the numbers the
-// workload benchmark reports.
+// workload benchmark reports. The model file decides the network: ReLU (the papers' workload,
+// AppReLU under encryption) or the quadratic fast variant.
 //
-//   theo_resnet --model examples/models/resnet20_digits.theocnn
-//               --images examples/models/digits_test8x8.json --preset bootparam_40
-//               [--backend cuda|cpu] [--count 100] [--min-keys] [--profile] [--out FILE.json]
-//               [--plan-only] [--insecure] [--threads T] [--levels L] [--log-n K]
-//               [--boot-ratio-bits R] [--no-boot-center]
+//   theo_resnet --model examples/models/resnet20_relu_mnist.theocnn
+//               --images examples/models/mnist_test28.json --preset bootparam_40
+//               [--backend cuda|cpu] [--count 100] [--graph [--eager-count 10]] [--min-keys]
+//               [--profile]
+//               [--out FILE.json] [--plan-only] [--insecure] [--threads T] [--levels L]
+//               [--log-n K] [--boot-ratio-bits R] [--no-boot-center] [--margin M]
+// --graph: every static unit (stem, block, head) captured once as a graph and replayed per image
+// (mode "graph"); default eager. --eager-count M (with --graph): M images eagerly too, in the
+// same process (a second record, mode "eager").
 // --levels L: instead of a preset, a generated insecure N = 2^12 bootstrappable set with L user
 // levels (the reduced CPU configuration; needs --insecure).
 // --log-n K: the preset's primes and level structure on N = 2^K (insecure; CPU reproductions of a
 // production set's numerics). --boot-ratio-bits R: BootstrapConfig::message_ratio_bits (7 gives
-// a small ring the headroom of 2^15 slots). --no-boot-center: bootstrap activations uncentred.
+// a small ring the headroom of 2^15 slots; default: ResNetInference::bootstrap_config).
+// --no-boot-center: bootstrap activations uncentred.
 //
 // Per image: encrypt -> every layer, bootstrapping where the level planner put it -> decrypt; the
-// encrypted logits are compared with the plaintext model's (same weights, same quadratic
-// activation): same class, precision in bits (-log2 max |error| over the logits); the true label
-// gives both accuracies. Timing: the host clock around infer() after a backend synchronize (one
-// image after a warm-up one), median over the images. --profile runs one more image with the
-// traffic recorder in profiling mode (every backend op synchronized and timed): the phase
-// breakdown (bootstrapping share, key switching share, time by limb-count range as in Fig. 8b of
-// the Theodosian paper) and the traffic model's bytes. JSON records (one object per line) go to
-// --out and stdout: op "resnet20_inference" (or "resnet_inference" for other shapes).
+// encrypted logits are compared with the plaintext model with the same activation
+// (ResNetInference::reference_logits: the quadratic, or AppReLU with the network's scales): same
+// class, precision in bits (-log2 max |error| over the logits); ReLU networks also against the
+// exact-ReLU model (class_agreement_relu); the true labels give the accuracies. Timing: the host
+// clock around infer() (or the graphs' run()) after a backend synchronize, median over the images
+// (image 0 runs once more first, to warm up). Counts are measured where they happen: the
+// bootstrap calls the run issues, the key switches the backend receives (KeyMult calls, one per
+// key applied, from a recorded run of one image), the bytes the backend holds after compiling
+// the layers (weights), after making the keys, and at its peak. --profile times every backend op
+// of that recorded run (synchronized): the phase breakdown (bootstrapping share, key switching
+// share, time by limb-count range as in Fig. 8b of the Theodosian paper) and the traffic model's
+// bytes. JSON records (one object per line) go to --out and stdout: op "resnet20_relu_inference"
+// / "resnet20_inference" ("resnet_relu_inference" / "resnet_inference" for other shapes).
 
 #include <algorithm>
 #include <chrono>
@@ -117,7 +128,9 @@ struct Args {
   u32 levels = 0;  // > 0: a generated N = 2^12 bootstrappable set with that many user levels
   u32 log_n = 0;   // > 0: the preset's primes and level structure on a smaller ring (insecure)
   u32 boot_ratio_bits = 0;  // > 0: BootstrapConfig::message_ratio_bits
-  bool no_boot_center = false;
+  u32 eager_count = 0;      // with --graph: this many images eagerly too (a second record)
+  double margin = 1.25;
+  bool no_boot_center = false, graph = false;
   bool insecure = false, min_keys = false, profile = false, plan_only = false;
 };
 
@@ -151,6 +164,12 @@ Args parse(int argc, char** argv) {
       a.boot_ratio_bits = static_cast<u32>(std::stoul(next()));
     else if (s == "--no-boot-center")
       a.no_boot_center = true;
+    else if (s == "--margin")
+      a.margin = std::stod(next());
+    else if (s == "--graph")
+      a.graph = true;
+    else if (s == "--eager-count")
+      a.eager_count = static_cast<u32>(std::stoul(next()));
     else if (s == "--insecure")
       a.insecure = true;
     else if (s == "--min-keys")
@@ -185,8 +204,33 @@ std::string limb_range(u32 limbs) {
   return std::to_string(lo) + "+";
 }
 
+// Key switches the backend received in `records` (one per key applied: KeyMult calls, hoisted
+// rotation batches counted per rotation); `in_boot` those inside a bootstrapping.
+struct KeySwitchCount {
+  u64 total = 0, in_boot = 0;
+};
+KeySwitchCount count_key_switches(const std::vector<TrafficRecord>& records) {
+  KeySwitchCount k;
+  for (const TrafficRecord& r : records) {
+    u64 n = 0;
+    if (r.op == "key_mult" || r.op == "key_mult_add_scaled" || r.op == "key_mult_automorphed") {
+      n = 1;
+    } else if (r.op == "key_mult_rotations") {
+      n = r.cost.polys / 2;  // two output polys per rotation
+    }
+    k.total += n;
+    if (r.scope.find("/Boot") != std::string::npos) k.in_boot += n;
+  }
+  return k;
+}
+
+double gb(std::size_t bytes) {
+  return static_cast<double>(bytes) / 1e9;
+}
+
 int run(const Args& a) {
   const ResNetModel model = ResNetModel::load(a.model);
+  const bool relu = model.activation == ResNetModel::Activation::kRelu;
   ContextOptions co;
   co.backend = a.backend == "cpu"    ? BackendChoice::kCpu
                : a.backend == "cuda" ? BackendChoice::kCuda
@@ -194,7 +238,7 @@ int run(const Args& a) {
   co.allow_insecure = a.insecure;
   co.threads = a.threads;
   auto recorder = std::make_shared<TrafficRecorder>(
-      TrafficRecorderOptions{.profile = true, .keep_records = true});
+      TrafficRecorderOptions{.profile = a.profile, .keep_records = true});
   recorder->set_enabled(false);
   co.wrap_backend = record_traffic(recorder);
   std::string preset = a.preset;
@@ -219,17 +263,22 @@ int run(const Args& a) {
     }
   }
   const ContextPtr ctx = Context::create(params, co);
+  Backend& be = ctx->backend();
   const auto t0 = Clock::now();
-  BootstrapConfig bc;
-  bc.message_ratio_bits = a.boot_ratio_bits;
+  BootstrapConfig bc = ResNetInference::bootstrap_config(model);
+  if (a.boot_ratio_bits > 0) bc.message_ratio_bits = a.boot_ratio_bits;
+  const std::size_t live0 = be.memory_report().live_bytes;
   const Bootstrapper boot(ctx, bc);
+  const std::size_t live_boot = be.memory_report().live_bytes;
   ResNetOptions ro;
   ro.min_keys = a.min_keys;
   ro.center_bootstrapping = !a.no_boot_center;
+  ro.margin = a.margin;
   const ResNetInference net(ctx, model, &boot, std::nullopt, ro);
+  const std::size_t live_net = be.memory_report().live_bytes;
   const double compile_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::fprintf(stderr, "%s\n%s\ncompiled in %.1f s\n", ctx->backend().name().c_str(),
-               net.describe().c_str(), compile_s);
+  std::fprintf(stderr, "%s\n%s\ncompiled in %.1f s\n", be.name().c_str(), net.describe().c_str(),
+               compile_s);
   const double key_bytes = 2.0 * ctx->dnum() * (ctx->q_max_limbs() + ctx->alpha()) * ctx->n() * 4;
   std::set<u32> gal;
   for (const int r : boot.rotations())
@@ -239,19 +288,21 @@ int run(const Args& a) {
     gal.insert(galois_element_for_rotation(r, ctx->log_n()));
   std::fprintf(stderr,
                "rotation keys: %zu (bootstrapping %zu) x %.0f MB = %.1f GB; encoded weights "
-               "%.1f GB\n",
+               "%.1f GB (model of the layers), %.2f GB resident\n",
                gal.size(), boot_keys, key_bytes / 1e6,
                static_cast<double>(gal.size()) * key_bytes / 1e9,
-               net.counts().plaintext_bytes / 1e9);
+               net.counts().plaintext_bytes / 1e9, gb(live_net - live_boot));
   if (a.plan_only) return 0;
 
   KeyGenerator keygen(ctx);
   const SecretKey sk = keygen.create_secret_key();
+  const std::size_t live_sk = be.memory_report().live_bytes;
   BootstrappingKeys keys = boot.generate_keys(keygen, sk, true);
   std::vector<u32> extra;
   for (const u32 g : gal)
     if (!keys.galois.contains(g)) extra.push_back(g);
   keygen.add_galois_keys(sk, extra, keys.galois);
+  const std::size_t live_keys = be.memory_report().live_bytes;
   const PublicKey pk = keygen.create_public_key(sk);
   Encoder encoder(ctx);
   Encryptor encryptor(ctx, pk);
@@ -262,88 +313,167 @@ int run(const Args& a) {
   const Images images = a.images.empty() ? Images{} : load_images(a.images);
   const u32 count = std::min<u32>(a.count, static_cast<u32>(images.pixels.size()));
   if (count == 0) throw ParameterError("no images (--images FILE, --count N)");
-  std::vector<double> times, bits;
-  u32 agree = 0, enc_correct = 0, plain_correct = 0;
-  for (u32 i = 0; i <= count; ++i) {
-    const u32 idx = i == 0 ? 0 : i - 1;  // image 0 twice: the first run warms up
-    const auto img = to_input(images.pixels[idx], images.size, model.image, model.channels);
-    const Ciphertext ct = net.encrypt(encoder, encryptor, img);
-    ctx->backend().synchronize();
-    const auto t = Clock::now();
-    const Ciphertext out = net.infer(ev, ct, keys);
-    ctx->backend().synchronize();
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-    if (i == 0) continue;
-    times.push_back(ms);
-    const auto got = net.decrypt_logits(encoder, decryptor, out);
-    const auto want = model.logits(img);
-    double err = 0;
-    for (std::size_t j = 0; j < want.size(); ++j)
-      err = std::max(err, std::abs(got[j] - want[j]));
-    bits.push_back(err > 0 ? -std::log2(err) : 60);
-    agree += argmax(got) == argmax(want);
-    enc_correct += static_cast<int>(argmax(got)) == images.labels[idx];
-    plain_correct += static_cast<int>(argmax(want)) == images.labels[idx];
-    std::fprintf(stderr, "image %3u: %8.1f ms, label %d, encrypted %u, plaintext %u, %.1f bits\n",
-                 i, ms, images.labels[idx], argmax(got), argmax(want), bits.back());
+  auto input = [&](u32 idx) {
+    return to_input(images.pixels[idx], images.size, model.image, model.channels);
+  };
+
+  // Graph mode: every unit captured once, for ciphertexts like image 0's.
+  std::unique_ptr<ResNetGraphs> graphs;
+  double capture_s = 0;
+  if (a.graph) {
+    const Ciphertext example = net.encrypt(encoder, encryptor, input(0));
+    const auto tc = Clock::now();
+    graphs = net.capture(ev, keys, example);
+    be.synchronize();
+    capture_s = std::chrono::duration<double>(Clock::now() - tc).count();
+    std::fprintf(stderr, "captured %zu graphs (%zu kernels) in %.1f s\n", graphs->units(),
+                 graphs->kernel_count(), capture_s);
   }
+
+  // `n` images (after a warm-up run of image 0), through the graphs or eagerly.
+  struct Stats {
+    std::vector<double> times, bits;
+    u32 agree = 0, agree_relu = 0, enc_correct = 0, plain_correct = 0, ref_correct = 0;
+    u32 boots = 0;
+  };
+  auto measure = [&](u32 n, bool use_graph) {
+    Stats st;
+    for (u32 i = 0; i <= n; ++i) {
+      const u32 idx = i == 0 ? 0 : i - 1;  // image 0 twice: the first run warms up
+      const auto img = input(idx);
+      const Ciphertext ct = net.encrypt(encoder, encryptor, img);
+      be.synchronize();
+      const auto t = Clock::now();
+      u32 boots = 0;
+      const Ciphertext out = use_graph ? (boots = graphs->bootstraps_per_run(), graphs->run(ct))
+                                       : net.infer(ev, ct, keys, {}, &boots);
+      be.synchronize();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      if (i == 0) continue;
+      st.boots = std::max(st.boots, boots);
+      st.times.push_back(ms);
+      const auto got = net.decrypt_logits(encoder, decryptor, out);
+      const auto want = net.reference_logits(img);  // same activation as the encrypted network
+      const auto exact = model.logits(img);         // the model's own activation
+      double err = 0;
+      for (std::size_t j = 0; j < want.size(); ++j)
+        err = std::max(err, std::abs(got[j] - want[j]));
+      st.bits.push_back(err > 0 ? -std::log2(err) : 60);
+      st.agree += argmax(got) == argmax(want);
+      st.agree_relu += argmax(got) == argmax(exact);
+      st.enc_correct += static_cast<int>(argmax(got)) == images.labels[idx];
+      st.ref_correct += static_cast<int>(argmax(want)) == images.labels[idx];
+      st.plain_correct += static_cast<int>(argmax(exact)) == images.labels[idx];
+      std::fprintf(stderr,
+                   "image %3u (%s): %8.1f ms, label %d, encrypted %u, reference %u, model %u, "
+                   "%.1f bits, %u bootstrappings\n",
+                   i, use_graph ? "graph" : "eager", ms, images.labels[idx], argmax(got),
+                   argmax(want), argmax(exact), st.bits.back(), boots);
+    }
+    return st;
+  };
+  const Stats main_stats = measure(count, a.graph);
+  const u32 eager_count =
+      a.graph ? std::min<u32>(a.eager_count, static_cast<u32>(images.pixels.size())) : 0;
+  const Stats eager_stats = eager_count > 0 ? measure(eager_count, false) : Stats{};
+
+  // One more image recorded (eager): key switches as the backend receives them, and with
+  // --profile every op timed.
+  const auto img0 = input(0);
+  const Ciphertext ct0 = net.encrypt(encoder, encryptor, img0);
+  be.synchronize();
+  recorder->clear();
+  recorder->set_enabled(true);
+  {
+    const OpScope scope("ResNet");
+    net.infer(ev, ct0, keys);
+  }
+  be.synchronize();
+  recorder->set_enabled(false);
+  const KeySwitchCount ks = count_key_switches(recorder->records());
+  const MemoryReport mem = be.memory_report();
 
   const bool r20 = model.image == 32 && model.widths == std::vector<u32>{16, 32, 64} &&
                    model.blocks_per_stage == 3;
+  const std::string op =
+      std::string(r20 ? "resnet20" : "resnet") + (relu ? "_relu_inference" : "_inference");
   const ResNetCounts& c = net.counts();
-  nlohmann::json rec = {
-      {"op", r20 ? "resnet20_inference" : "resnet_inference"},
-      {"device", ctx->backend().name()},
-      {"preset", preset},
-      {"model", a.model},
-      {"min_keys", a.min_keys},
-      {"images", count},
-      {"median_ms", median(times)},
-      {"min_ms", *std::min_element(times.begin(), times.end())},
-      {"max_ms", *std::max_element(times.begin(), times.end())},
-      {"precision_bits", median(bits)},
-      {"precision_bits_min", *std::min_element(bits.begin(), bits.end())},
-      {"class_agreement", static_cast<double>(agree) / count},
-      {"accuracy", static_cast<double>(enc_correct) / count},
-      {"plaintext_accuracy", static_cast<double>(plain_correct) / count},
-      {"bootstraps", c.bootstraps},
-      {"key_switches", c.key_switches},
-      {"ciphertext_products", c.ciphertext_products},
-      {"plaintext_products", c.diagonals},
-      {"rotation_keys", gal.size()},
-      {"key_gb", static_cast<double>(gal.size()) * key_bytes / 1e9},
-      {"weights_gb", c.plaintext_bytes / 1e9},
-      {"setup_s", setup_s},
-      {"git_commit", THEO_BENCH_GIT_COMMIT},
-  };
-  if (a.profile) {
-    // One more image, every backend op synchronized and timed (slower than the median above:
-    // the shares, not the sum, are what this pass is for).
-    const auto img = to_input(images.pixels[0], images.size, model.image, model.channels);
-    const Ciphertext ct = net.encrypt(encoder, encryptor, img);
-    recorder->clear();
-    recorder->set_enabled(true);
-    {
-      const OpScope scope("ResNet");
-      net.infer(ev, ct, keys);
+  auto record = [&](const Stats& st, bool graph_mode) {
+    const u32 n = static_cast<u32>(st.times.size());
+    nlohmann::json rec = {
+        {"op", op},
+        {"device", be.name()},
+        {"preset", preset},
+        {"model", a.model},
+        {"mode", graph_mode ? "graph" : "eager"},
+        {"activation", net.activation_name()},
+        {"network", relu ? "relu (the papers' workload)" : "quadratic (the fast variant)"},
+        {"min_keys", a.min_keys},
+        {"images", n},
+        {"median_ms", median(st.times)},
+        {"min_ms", *std::min_element(st.times.begin(), st.times.end())},
+        {"max_ms", *std::max_element(st.times.begin(), st.times.end())},
+        {"precision_bits", median(st.bits)},
+        {"precision_bits_min", *std::min_element(st.bits.begin(), st.bits.end())},
+        {"class_agreement", static_cast<double>(st.agree) / n},
+        {"accuracy", static_cast<double>(st.enc_correct) / n},
+        {"reference_accuracy", static_cast<double>(st.ref_correct) / n},
+        {"plaintext_accuracy", static_cast<double>(st.plain_correct) / n},
+        {"bootstraps", st.boots},
+        {"bootstraps_planned", c.bootstraps},
+        {"key_switches", ks.total},
+        {"key_switches_outside_boot", ks.total - ks.in_boot},
+        {"key_switches_layers_model", c.key_switches},
+        {"ciphertext_products", c.ciphertext_products},
+        {"plaintext_products", c.diagonals},
+        {"rotation_keys", gal.size()},
+        {"weights_gb_model", c.plaintext_bytes / 1e9},
+        {"setup_s", setup_s},
+        {"git_commit", THEO_BENCH_GIT_COMMIT},
+    };
+    if (relu) rec["class_agreement_relu"] = static_cast<double>(st.agree_relu) / n;
+    if (graph_mode) {
+      rec["capture_s"] = capture_s;
+      rec["graph_units"] = graphs->units();
+      rec["graph_kernels"] = graphs->kernel_count();
     }
-    recorder->set_enabled(false);
+    // Bytes the backend holds (null where it does not track them, the CPU).
+    if (mem.peak_bytes > 0) {
+      rec["weights_gb"] = gb(live_net - live_boot);
+      rec["bootstrapper_gb"] = gb(live_boot - live0);
+      rec["keys_gb"] = gb(live_keys - live_sk);
+      rec["peak_gpu_gb"] = gb(mem.peak_bytes);
+      rec["device_used_gb"] = gb(mem.device_used);
+    } else {
+      for (const char* k : {"weights_gb", "bootstrapper_gb", "keys_gb", "peak_gpu_gb"})
+        rec[k] = nullptr;
+    }
+    return rec;
+  };
+  nlohmann::json rec = record(main_stats, a.graph);
+  if (a.profile) {
+    // The recorded image, every backend op synchronized and timed (slower than the median above:
+    // the shares, not the sum, are what this pass is for).
     const TrafficTotals all = recorder->total_in("ResNet");
     double boot_us = 0, ks_us = 0;
-    std::map<std::string, double> by_limbs;
+    std::map<std::string, double> by_limbs, boot_by_limbs;
     for (const TrafficRecord& r : recorder->records()) {
       if (r.scope.find("ResNet/") == std::string::npos && r.scope != "ResNet") continue;
-      if (r.scope.find("/Boot") != std::string::npos) boot_us += r.time_us;
+      const bool in_boot = r.scope.find("/Boot") != std::string::npos;
+      if (in_boot) boot_us += r.time_us;
       if (r.scope.find("ModUp") != std::string::npos ||
           r.scope.find("KeyMult") != std::string::npos ||
           r.scope.find("ModDown") != std::string::npos)
         ks_us += r.time_us;
       const u32 limbs = r.cost.polys ? r.cost.limbs / r.cost.polys : r.cost.limbs;
       by_limbs[limb_range(limbs)] += r.time_us;
+      if (in_boot) boot_by_limbs[limb_range(limbs)] += r.time_us;
     }
-    nlohmann::json limbs = nlohmann::json::object();
+    nlohmann::json limbs = nlohmann::json::object(), boot_limbs = nlohmann::json::object();
     for (const auto& [k, v] : by_limbs)
       limbs[k] = v / all.time_us;
+    for (const auto& [k, v] : boot_by_limbs)
+      boot_limbs[k] = v / all.time_us;
     nlohmann::json scopes = nlohmann::json::object();
     for (const auto& [k, v] : recorder->by_scope())
       if (k.rfind("ResNet/", 0) == 0 && std::count(k.begin(), k.end(), '/') == 1) {
@@ -353,12 +483,14 @@ int run(const Args& a) {
                       {"bootstrap_share", boot_us / all.time_us},
                       {"key_switch_share", ks_us / all.time_us},
                       {"time_share_by_limbs", limbs},
+                      {"bootstrap_time_share_by_limbs", boot_limbs},
                       {"scopes", scopes},
                       {"traffic_gb", all.bytes() / 1e9},
                       {"table_gb", all.table_bytes / 1e9},
                       {"backend_calls", all.calls}};
   }
   emit(rec, a.out);
+  if (eager_count > 0) emit(record(eager_stats, false), a.out);
   return 0;
 }
 

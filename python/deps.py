@@ -6,7 +6,8 @@ extras), python/constraints.txt pins every version. Standard library only.
                                               self-references (theodosian[x]) resolved
     python/deps.py check                      every third-party import under python/, examples/,
                                               bench/ and scripts/ is provided by a listed
-                                              package, and every listed package is pinned
+                                              package (OPTIONAL imports aside), and every
+                                              listed package is pinned
     python/deps.py lock                       rewrites python/constraints.txt: the newest versions
                                               the registry serves of everything listed and what it
                                               pulls in, resolved in a new virtual environment
@@ -44,6 +45,14 @@ ALIASES = {
     "mpl_toolkits": "matplotlib",
     "_pytest": "pytest",
     "pkg_resources": "setuptools",
+}
+
+
+# Imports that are used only when the package happens to be installed (guarded by an ImportError
+# with a way around it) and that no extra installs: name -> why.
+OPTIONAL = {
+    "torch": "theodosian.convert reads .pt state_dicts with it when installed; .npz needs nothing "
+             "(PyTorch is too large to install for the tests)",
 }
 
 
@@ -162,7 +171,7 @@ def check() -> int:
         local = {p.stem for p in path.parent.glob("*.py")} | {
             p.name for p in path.parent.iterdir() if (p / "__init__.py").exists()}
         for line, module in imports(path):
-            if module in stdlib or module in FIRST_PARTY or module in local:
+            if module in stdlib or module in FIRST_PARTY or module in local or module in OPTIONAL:
                 continue
             dist = distribution_of(module, installed)
             if normalize(dist) not in listed:

@@ -616,6 +616,7 @@ void bind_circuits(nb::module_& m);
 void bind_workloads(nb::module_& m);
 void bind_serialization(nb::module_& m);
 void bind_cnn(nb::module_& m);
+void bind_activations(nb::module_& m);
 
 // Remembers a new Context for Context.for_parameters (the first live one per fingerprint;
 // serialization_bindings.cpp).
@@ -624,5 +625,7 @@ void register_context(const SessionPtr& s);
 // Defined in trace_bindings.cpp: Context._trace_begin / _trace_end (the op trace of a run, read
 // by theodosian.sim.tracing).
 void bind_trace(nb::class_<WContext>& context);
+// Defined in graph_bindings.cpp: Context.capture and Graph.
+void bind_graph(nb::module_& m, nb::class_<WContext>& context);
 
 }  // namespace theopy

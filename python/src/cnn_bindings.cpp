@@ -190,8 +190,17 @@ void bind_cnn(nb::module_& m) {
           "load",
           [](const std::filesystem::path& p) { return theo::ResNetModel::load(p.string()); },
           "path"_a, "Reads and validates a model file (ParameterError naming what is wrong).")
-      .def_static("random", &theo::ResNetModel::random, "channels"_a, "image"_a, "widths"_a,
-                  "blocks"_a, "classes"_a, "seed"_a, "Random weights (tests), calibrated.")
+      .def_static(
+          "random",
+          [](u32 channels, u32 image, std::vector<u32> widths, u32 blocks, u32 classes, u64 seed,
+             bool relu) {
+            return theo::ResNetModel::random(channels, image, std::move(widths), blocks, classes,
+                                             seed,
+                                             relu ? theo::ResNetModel::Activation::kRelu
+                                                  : theo::ResNetModel::Activation::kQuadratic);
+          },
+          "channels"_a, "image"_a, "widths"_a, "blocks"_a, "classes"_a, "seed"_a, "relu"_a = false,
+          "Random weights (tests), calibrated; relu: a ReLU network.")
       .def(
           "logits",
           [](const theo::ResNetModel& mdl, nb::handle image) {
@@ -210,10 +219,35 @@ void bind_cnn(nb::module_& m) {
       .def_ro("widths", &theo::ResNetModel::widths)
       .def_ro("blocks_per_stage", &theo::ResNetModel::blocks_per_stage)
       .def_ro("classes", &theo::ResNetModel::classes)
-      .def_ro("activation", &theo::ResNetModel::act, "(c0, c1, c2) of c0 + c1 x + c2 x^2.")
+      .def_prop_ro(
+          "activation_kind",
+          [](const theo::ResNetModel& mdl) {
+            return mdl.activation == theo::ResNetModel::Activation::kRelu ? "relu" : "quadratic";
+          },
+          "'relu' (the papers' network: AppReLU under encryption) or 'quadratic'.")
+      .def_ro("activation", &theo::ResNetModel::act)
       .def_ro("activation_interval", &theo::ResNetModel::act_interval)
       .def_ro("activation_max_error", &theo::ResNetModel::act_max_error)
       .def_ro("act_max_inputs", &theo::ResNetModel::act_max_inputs)
+      .def(
+          "calibrate",
+          [](theo::ResNetModel& mdl, nb::handle images) {
+            const std::vector<double> flat = to_real_vector(images, "images");
+            const std::size_t per = mdl.input_size();
+            if (per == 0 || flat.empty() || flat.size() % per != 0) {
+              throw theo::ParameterError("ResNetModel.calibrate: images of " + std::to_string(per) +
+                                         " values each expected");
+            }
+            std::vector<std::vector<double>> imgs;
+            for (std::size_t i = 0; i < flat.size(); i += per)
+              imgs.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                                flat.begin() + static_cast<std::ptrdiff_t>(i + per));
+            nb::gil_scoped_release release;
+            mdl.calibrate(imgs);
+          },
+          "images"_a,
+          "Sets act_max_inputs to the max |input| of every activation over `images` (N x C x H x "
+          "W, any array-like): the ranges encrypted inference scales by.")
       .def_ro("dataset", &theo::ResNetModel::dataset)
       .def_ro("test_accuracy", &theo::ResNetModel::test_accuracy)
       .def_ro("train_accuracy", &theo::ResNetModel::train_accuracy);
@@ -230,25 +264,49 @@ void bind_cnn(nb::module_& m) {
       .def(
           "__init__",
           [](WResNetInference* self, const WContext& ctx, const theo::ResNetModel& model,
-             bool bootstrap, std::optional<u32> input_level, double margin, bool min_keys) {
+             bool bootstrap, std::optional<u32> input_level, double margin, bool min_keys,
+             std::optional<theo::CompositeSign> sign) {
             std::unique_ptr<theo::Bootstrapper> boot;
             std::unique_ptr<theo::ResNetInference> net;
             {
               nb::gil_scoped_release release;
-              if (bootstrap) boot = std::make_unique<theo::Bootstrapper>(ctx.s->ctx);
+              if (bootstrap) {
+                boot = std::make_unique<theo::Bootstrapper>(
+                    ctx.s->ctx, theo::ResNetInference::bootstrap_config(model));
+              }
               theo::ResNetOptions o;
               o.margin = margin;
               o.min_keys = min_keys;
+              o.sign = std::move(sign);
               net = std::make_unique<theo::ResNetInference>(ctx.s->ctx, model, boot.get(),
                                                             input_level, o);
             }
             new (self) WResNetInference{ctx.s, std::move(boot), std::move(net)};
           },
           "context"_a, "model"_a, nb::kw_only(), "bootstrap"_a = true, "input_level"_a = nb::none(),
-          "margin"_a = 1.25, "min_keys"_a = false,
+          "margin"_a = 1.25, "min_keys"_a = false, nb::arg("sign").none() = nb::none(),
           "Compiles the model. bootstrap: make a Bootstrapper (the parameter set must be "
-          "bootstrappable); False: the parameters must hold the whole network. min_keys: shared "
-          "power-of-two rotation keys and weights over Q_l (less memory, slower).")
+          "bootstrappable); False: the parameters must hold the whole network. margin: activation "
+          "inputs are scaled to margin x their calibrated range. min_keys: shared power-of-two "
+          "rotation keys and weights over Q_l (less memory, slower). sign: the CompositeSign of "
+          "a ReLU network's AppReLU (default CompositeSign.alpha13()).")
+      .def(
+          "reference_logits",
+          [](const WResNetInference& n, nb::handle image) {
+            const std::vector<double> img = to_real_vector(image, "image");
+            std::vector<double> out;
+            {
+              nb::gil_scoped_release release;
+              out = n.net->reference_logits(img);
+            }
+            return to_numpy(std::move(out));
+          },
+          "image"_a,
+          "The plaintext model with the activation the encrypted network evaluates (the "
+          "quadratic, or AppReLU with this network's scales): infer()'s exact reference.")
+      .def_prop_ro(
+          "activation_name", [](const WResNetInference& n) { return n.net->activation_name(); },
+          "'quadratic' or 'appRelu-15-15-27'.")
       .def(
           "generate_keys",
           [](const WResNetInference& n, WKeyGenerator& kg, const WSecretKey& sk, bool progress) {

@@ -182,13 +182,14 @@ void bind_context(nb::module_& m) {
       .def(
           "__init__",
           [](WContext* self, nb::handle params, const std::string& backend, bool allow_insecure,
-             unsigned threads, double scale_tolerance, bool trace) {
+             unsigned threads, double scale_tolerance, bool trace, bool graphs) {
             theo::ParameterSet p = params_from(params);
             theo::ContextOptions opt;
             opt.backend = parse_backend(backend);
             opt.allow_insecure = allow_insecure;
             opt.threads = threads;
             opt.scale_tolerance = scale_tolerance;
+            opt.graphs = graphs;
             std::shared_ptr<theo::TrafficRecorder> rec;
             if (trace) {
               rec = std::make_shared<theo::TrafficRecorder>(
@@ -206,16 +207,19 @@ void bind_context(nb::module_& m) {
             new (self) WContext{std::move(s)};
           },
           "params"_a, nb::kw_only(), "backend"_a = "auto", "allow_insecure"_a = false,
-          "threads"_a = 0u, "scale_tolerance"_a = 0x1p-30, "trace"_a = false,
+          "threads"_a = 0u, "scale_tolerance"_a = 0x1p-30, "trace"_a = false, "graphs"_a = true,
           nb::sig("def __init__(self, params: Parameters | str | os.PathLike[str], *, "
                   "backend: str = 'auto', allow_insecure: bool = False, threads: int = 0, "
-                  "scale_tolerance: float = 9.313225746154785e-10, trace: bool = False) -> None"),
+                  "scale_tolerance: float = 9.313225746154785e-10, trace: bool = False, "
+                  "graphs: bool = True) -> None"),
           "Creates a context. params: a Parameters, a preset name or a path to a JSON parameter "
           "file. backend: 'auto' (THEO_BACKEND, else CUDA when available, else CPU), 'cpu' or "
           "'cuda'. allow_insecure: load sets below 128-bit security (tests and experiments "
           "only; otherwise SecurityError). threads: CPU backend threads (0: all cores). "
           "scale_tolerance: two scales are equal when |a/b - 1| <= this. trace: wrap the backend "
-          "with an op recorder, so theodosian.sim.tracing.record can trace runs on this context.")
+          "with an op recorder, so theodosian.sim.tracing.record can trace runs on this context. "
+          "graphs: False turns Context.capture off (replays then run the function op by op, "
+          "with the same words; the ablation baseline).")
       .def_prop_ro(
           "params", [](const WContext& c) { return c.s->ctx->params(); },
           "A copy of the parameter set.")
@@ -314,6 +318,7 @@ void bind_context(nb::module_& m) {
                ctx.backend().name() + "')";
       });
   bind_trace(context);
+  bind_graph(m, context);
   def_encode(context, "Encodes slot values (see Encoder.encode).");
 }
 

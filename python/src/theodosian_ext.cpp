@@ -20,5 +20,6 @@ NB_MODULE(_core, m) {
   bind_circuits(m);       // circuits_bindings.cpp: polynomials, linear transforms, bootstrapping
   bind_workloads(m);      // workloads_bindings.cpp: HELR training
   bind_serialization(m);  // serialization_bindings.cpp: to_bytes / from_bytes / pickling
+  bind_activations(m);    // activation_bindings.cpp: composite minimax sign, AppReLU
   bind_cnn(m);            // cnn_bindings.cpp: CNN layers, ResNet inference
 }

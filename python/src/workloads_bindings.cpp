@@ -106,18 +106,38 @@ void bind_workloads(nb::module_& m) {
 
   nb::class_<WHelr>(m, "Helr",
                     "HELR logistic-regression training on encrypted mini-batches (Nesterov, "
-                    "least-squares sigmoid, bootstrapping placed by the level planner).")
+                    "least-squares sigmoid, bootstrapping placed by the level planner). layout: "
+                    "'han2019' (Han et al.'s: full-slot data and weight ciphertexts, "
+                    "rotate-and-sum, full-slot bootstrapping) or 'sparse-weights' (the faster "
+                    "variant: complex packing, one sparse bootstrapping of the packed weights). "
+                    "graphs: replay each iteration shape from captured graphs (the same words as "
+                    "op by op).")
       .def(
           "__init__",
           [](WHelr* self, const WContext& ctx, u32 features, u32 batch, u32 iterations,
-             u32 sigmoid_degree, double sigmoid_bound, double learning_rate) {
-            new (self) WHelr{
-                ctx.s, std::make_unique<theo::Helr>(
-                           ctx.s->ctx, make_config(features, batch, iterations, sigmoid_degree,
-                                                   sigmoid_bound, learning_rate))};
+             u32 sigmoid_degree, double sigmoid_bound, double learning_rate,
+             const std::string& layout, bool graphs, u32 reduction_radix) {
+            theo::HelrConfig c = make_config(features, batch, iterations, sigmoid_degree,
+                                             sigmoid_bound, learning_rate);
+            c.layout = theo::helr_layout_from_string(layout);
+            c.graphs = graphs;
+            c.reduction_radix = reduction_radix;
+            new (self) WHelr{ctx.s, std::make_unique<theo::Helr>(ctx.s->ctx, c)};
           },
           "context"_a, "features"_a = 256, "batch"_a = 1024, "iterations"_a = 32,
-          "sigmoid_degree"_a = 3, "sigmoid_bound"_a = 8.0, "learning_rate"_a = 0.2)
+          "sigmoid_degree"_a = 3, "sigmoid_bound"_a = 8.0, "learning_rate"_a = 0.2,
+          "layout"_a = "sparse-weights", "graphs"_a = true, "reduction_radix"_a = 2u)
+      .def_prop_ro(
+          "layout",
+          [](const WHelr& h) { return std::string(theo::to_string(h.h->config().layout)); })
+      .def_prop_ro("graphs", [](const WHelr& h) { return h.h->config().graphs; })
+      .def_prop_ro(
+          "ciphertexts", [](const WHelr& h) { return h.h->ciphertexts(); },
+          "Data ciphertexts per mini-batch layout.")
+      .def_prop_ro("iteration_depth", [](const WHelr& h) { return h.h->iteration_depth(); })
+      .def_prop_ro(
+          "captured_graphs", [](const WHelr& h) { return h.h->captured_graphs(); },
+          "Graphs captured so far (one per phase of each iteration shape).")
       .def_prop_ro("plan", [](const WHelr& h) { return plan_to_dict(h.h->plan()); })
       .def_prop_ro("sigmoid", [](const WHelr& h) { return h.h->sigmoid().coeffs; })
       .def_prop_ro("bootstraps", [](const WHelr& h) { return h.h->bootstraps(); })
@@ -130,6 +150,19 @@ void bind_workloads(nb::module_& m) {
             h.h->generate_keys(*kg.kg, *sk.k, progress);
           },
           "keygen"_a, "secret_key"_a, "progress"_a = true)
+      .def_prop_ro(
+          "keys",
+          [](const WHelr& h) -> std::optional<WBootstrappingKeys> {
+            auto k = h.h->keys();
+            if (!k) return std::nullopt;
+            return WBootstrappingKeys{h.s, std::move(k)};
+          },
+          "The evaluation keys generate_keys() made (None before): BootstrappingKeys with the "
+          "workload's rotations, for use_keys() of another Helr (the server side).")
+      .def(
+          "use_keys", [](WHelr& h, const WBootstrappingKeys& k) { h.h->use_keys(k.k); }, "keys"_a,
+          "Uses evaluation keys made elsewhere (another Helr's keys, or loaded). MissingKeyError "
+          "naming a rotation they lack.")
       .def(
           "initial_state",
           [](const WHelr& h, WEncryptor& enc) {
@@ -152,11 +185,27 @@ void bind_workloads(nb::module_& m) {
           "x: float64 (batch, features); labels: uint8 0/1 (batch,).")
       .def(
           "iterate",
-          [](const WHelr& h, WHelrState& s, const WHelrBatch& b) {
-            nb::gil_scoped_release release;
-            h.h->iterate(*s.st, *b.b);
+          [](const WHelr& h, WHelrState& s, const WHelrBatch& b, bool times) -> nb::object {
+            theo::HelrPhaseTimes pt;
+            {
+              nb::gil_scoped_release release;
+              h.h->iterate(*s.st, *b.b, times ? &pt : nullptr);
+            }
+            if (!times) return nb::none();
+            nb::dict d;
+            d["bootstrap_ms"] = pt.bootstrap_ms;
+            d["unpack_ms"] = pt.unpack_ms;
+            d["inner_product_ms"] = pt.inner_product_ms;
+            d["sigmoid_ms"] = pt.sigmoid_ms;
+            d["gradient_ms"] = pt.gradient_ms;
+            d["update_ms"] = pt.update_ms;
+            d["total_ms"] = pt.total_ms();
+            d["key_switches"] = pt.key_switches;
+            return d;
           },
-          "state"_a, "batch"_a)
+          "state"_a, "batch"_a, "times"_a = false,
+          "One training iteration (bootstrapping first where the plan says). times=True: "
+          "synchronizes at each phase boundary and returns the phase times in ms (a dict).")
       .def(
           "decrypt_weights",
           [](const WHelr& h, const WDecryptor& dec, const WHelrState& s) {

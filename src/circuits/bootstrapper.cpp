@@ -4,6 +4,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <numbers>
 #include <optional>
@@ -383,21 +384,45 @@ Ciphertext Bootstrapper::eval_mod(const RealImag& parts, const BootstrappingKeys
   if (policy.optimizations().batched_evalmod && policy.multi_poly_caching()) {
     lanes = WorkLanes::kBatched;
   }
+  // Merged tail (Optimizations::Circuits::merged_evalmod_tail): each part stops before its last
+  // double angle, which then runs once over both.
+  const bool merged = policy.optimizations().circuits.merged_evalmod_tail && m.mod->has_open_tail();
+  EvalMod::OpenTail tail;
+  const auto one = [&](const Ciphertext& part) {
+    const Ciphertext* const p[] = {&part};
+    const double gain = static_cast<double>(m.gain);
+    return std::move((merged ? m.mod->evaluate_batch_open(pe, m.ev, keys.relin, p, gain, tail)
+                             : m.mod->evaluate_batch(pe, m.ev, keys.relin, p, gain))
+                         .front());
+  };
   if (lanes == WorkLanes::kTwoStreams) {
     ForkScope fork(be);
-    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, static_cast<double>(m.gain));
+    mre = one(parts.re);
     be.end_fork();
-    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, static_cast<double>(m.gain));
+    mim = one(parts.im);
     fork.join();
   } else if (lanes == WorkLanes::kBatched) {
     const Ciphertext* const both[] = {&parts.re, &parts.im};
+    const double gain = static_cast<double>(m.gain);
     std::vector<Ciphertext> r =
-        m.mod->evaluate_batch(pe, m.ev, keys.relin, both, static_cast<double>(m.gain));
+        merged ? m.mod->evaluate_batch_open(pe, m.ev, keys.relin, both, gain, tail)
+               : m.mod->evaluate_batch(pe, m.ev, keys.relin, both, gain);
     mre = std::move(r[0]);
     mim = std::move(r[1]);
   } else {
-    mre = m.mod->evaluate(pe, m.ev, keys.relin, parts.re, static_cast<double>(m.gain));
-    mim = m.mod->evaluate(pe, m.ev, keys.relin, parts.im, static_cast<double>(m.gain));
+    mre = one(parts.re);
+    mim = one(parts.im);
+  }
+  if (merged) {
+    // k u_re^2 + i k u_im^2 - A (1 + i): i u_im (X^(N/2) multiplies the slots by i) times u_im
+    // joins u_re^2 before the one relinearization and rescale.
+    const Ciphertext iim = m.ev.multiply_monomial(mim, half);
+    const Ciphertext* const a[] = {&mre, &iim};
+    const Ciphertext* const b[] = {&mre, &mim};
+    Ciphertext out =
+        m.ev.multiply_sum_relin_rescale(a, b, mre.level(), keys.relin, nullptr, tail.factor);
+    m.ev.add_const_inplace(out, std::complex<double>(-tail.constant, -tail.constant));
+    return out;
   }
   m.ev.add_inplace(mre, m.ev.multiply_monomial(mim, half));
   return mre;

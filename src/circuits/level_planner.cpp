@@ -25,10 +25,13 @@ std::string LevelPlan::describe() const {
   out += line;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Entry& e = steps[i];
-    std::snprintf(line, sizeof line, "  %3zu %-20s depth %2u  %2u -> %2u%s\n", i, e.name.c_str(),
+    std::snprintf(line, sizeof line, "  %3zu %-20s depth %2u  %2u -> %2u%s", i, e.name.c_str(),
                   e.depth, e.level_in, e.level_out,
                   e.bootstrap_before ? "  [bootstrap before]" : "");
     out += line;
+    for (const u32 k : e.bootstrap_inside)
+      out += "  [bootstrap before component " + std::to_string(k + 1) + "]";
+    out += "\n";
   }
   return out;
 }
@@ -57,6 +60,22 @@ LevelBudget LevelBudget::without_bootstrapping(u32 floor_level) {
 }
 
 void LevelBudget::check(const LevelStep& step) const {
+  if (!step.components.empty()) {
+    u32 sum = 0;
+    for (const u32 d : step.components) {
+      sum += d;
+      if (can_bootstrap_ && d > max_step_depth()) {
+        throw LevelError("level planner: a component of step '" + step.name + "' needs " +
+                         std::to_string(d) + " levels, but a bootstrapped ciphertext provides " +
+                         "only " + std::to_string(max_step_depth()));
+      }
+    }
+    if (sum != step.depth) {
+      throw LevelError("level planner: the components of step '" + step.name + "' sum to " +
+                       std::to_string(sum) + ", not its depth " + std::to_string(step.depth));
+    }
+    return;
+  }
   if (can_bootstrap_ && step.depth > max_step_depth()) {
     throw LevelError("level planner: step '" + step.name + "' needs " + std::to_string(step.depth) +
                      " levels, but a bootstrapped ciphertext provides only " +
@@ -75,7 +94,26 @@ LevelPlan LevelBudget::plan(std::span<const LevelStep> steps, u32 start_level) c
   u32 level = start_level;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LevelStep& s = steps[i];
-    LevelPlan::Entry e{s.name, s.depth, false, level, 0};
+    LevelPlan::Entry e{s.name, s.depth, false, level, 0, {}};
+    if (!s.components.empty() && !fits(level, s.depth) && can_bootstrap_) {
+      // A composite step: each component bootstraps just before it when it does not fit.
+      for (u32 k = 0; k < s.components.size(); ++k) {
+        if (!fits(level, s.components[k])) {
+          ++p.bootstraps;
+          level = refreshed_;
+          if (k == 0) {
+            e.bootstrap_before = true;
+            e.level_in = level;
+          } else {
+            e.bootstrap_inside.push_back(k);
+          }
+        }
+        level -= s.components[k];
+      }
+      e.level_out = level;
+      p.steps.push_back(std::move(e));
+      continue;
+    }
     if (!fits(level, s.depth)) {
       if (!can_bootstrap_) {
         throw LevelError("level planner: step " + std::to_string(i) + " '" + s.name + "' needs " +

@@ -46,6 +46,22 @@ MaskedPolynomial::MaskedPolynomial(const Encoder& encoder, const MonomialSeries&
   if (p.coeffs[0] != 0) constant_ = encoder.encode(scaled(p.coeffs[0]), level - depth_);
 }
 
+std::vector<const Plaintext*> MaskedPolynomial::plaintexts() const {
+  std::vector<const Plaintext*> out;
+  for (const Term& t : terms_)
+    out.push_back(&t.coeff);
+  if (constant_) out.push_back(&*constant_);
+  return out;
+}
+
+std::vector<Plaintext*> MaskedPolynomial::plaintexts() {
+  std::vector<Plaintext*> out;
+  for (Term& t : terms_)
+    out.push_back(&t.coeff);
+  if (constant_) out.push_back(&*constant_);
+  return out;
+}
+
 Ciphertext MaskedPolynomial::evaluate(const Evaluator& ev, const RelinKey& rlk,
                                       const Ciphertext& x_in) const {
   if (x_in.slots() != slots_) {

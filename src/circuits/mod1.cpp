@@ -177,6 +177,30 @@ std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, c
                                                 const RelinKey& rlk,
                                                 std::span<const Ciphertext* const> cts,
                                                 double gain) const {
+  return run(pe, ev, rlk, cts, gain, nullptr);
+}
+
+bool EvalMod::has_open_tail() const {
+  return params_.double_angles > 0 && params_.arcsine_degree == 0;
+}
+
+std::vector<Ciphertext> EvalMod::evaluate_batch_open(const PolynomialEvaluator& pe,
+                                                     const Evaluator& ev, const RelinKey& rlk,
+                                                     std::span<const Ciphertext* const> cts,
+                                                     double gain, OpenTail& tail) const {
+  if (!has_open_tail()) {
+    throw ParameterError(
+        "EvalMod::evaluate_batch_open: the circuit does not end with a double angle (double "
+        "angles " +
+        std::to_string(params_.double_angles) + ", arcsine degree " +
+        std::to_string(params_.arcsine_degree) + ")");
+  }
+  return run(pe, ev, rlk, cts, gain, &tail);
+}
+
+std::vector<Ciphertext> EvalMod::run(const PolynomialEvaluator& pe, const Evaluator& ev,
+                                     const RelinKey& rlk, std::span<const Ciphertext* const> cts,
+                                     double gain, OpenTail* open) const {
   if (cts.empty()) throw ParameterError("EvalMod: no ciphertext to evaluate on");
   for (std::size_t i = 0; i < cts.size(); ++i) {
     if (cts[i] == nullptr) {
@@ -235,6 +259,11 @@ std::vector<Ciphertext> EvalMod::evaluate_batch(const PolynomialEvaluator& pe, c
   ops.add_const_inplace(z, -1.0);
   detail::CiphertextGroup c = pe.evaluate_batch(detail::pointers_of(z), cs);
   for (u32 j = 0; j < r; ++j) {
+    if (open != nullptr && j + 1 == r) {
+      open->factor = k[j];
+      open->constant = amp[j + 1];
+      return c;
+    }
     // The integer factor rides on one operand (exact), so relinearization and rescale merge.
     detail::CiphertextGroup sq = ops.mul_relin_rescale(c, c, k[j]);
     ops.add_const_inplace(sq, -amp[j + 1]);

@@ -218,4 +218,18 @@ Ciphertext MergedReduction::apply(const Evaluator& ev, std::span<const Ciphertex
   return sum;
 }
 
+std::vector<const Plaintext*> MergedReduction::plaintexts() const {
+  std::vector<const Plaintext*> out;
+  for (const Plaintext& m : masks_)
+    out.push_back(&m);
+  return out;
+}
+
+std::vector<Plaintext*> MergedReduction::plaintexts() {
+  std::vector<Plaintext*> out;
+  for (Plaintext& m : masks_)
+    out.push_back(&m);
+  return out;
+}
+
 }  // namespace theo

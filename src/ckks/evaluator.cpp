@@ -239,22 +239,30 @@ Ciphertext Evaluator::add_const(const Ciphertext& a, std::complex<double> c) con
   return out;
 }
 void Evaluator::add_const_inplace(Ciphertext& a, std::complex<double> c) const {
-  if (!ctx_->policy().optimizations().inplace_constants || c.imag() != 0) {
+  if (!ctx_->policy().optimizations().inplace_constants) {
     a = add_const(a, c);
     return;
   }
-  // The words of add_const, written over c0 (add_scalar reads and writes each word in place); the
-  // other polys stay where they are instead of being copied into a new ciphertext.
+  // The words of add_const, written over c0 (add_scalar and add read and write each word in
+  // place); the other polys stay where they are instead of being copied into a new ciphertext.
   detail::require_usable(*ctx_, a, "add_const_inplace: ciphertext");
-  if (c.real() == 0) {
-    a.drop_seed();
-    return;
-  }
-  const std::vector<u32> s =
-      const_residues(*ctx_, c.real() * a.scale(), ctx_->level(a.level()).q_basis);
+  Backend& be = ctx_->backend();
+  const Basis& basis = ctx_->level(a.level()).q_basis;
+  // Residues first: a bad constant throws before anything is written.
+  std::vector<u32> re, im;
+  if (c.real() != 0) re = const_residues(*ctx_, c.real() * a.scale(), basis);
+  if (c.imag() != 0) im = const_residues(*ctx_, c.imag() * a.scale(), basis);
   a.drop_seed();
   const PolyRef c0 = a.poly(0).ref();
-  ctx_->backend().add_scalar(c0, s, c0);
+  if (c.real() != 0) be.add_scalar(c0, re, c0);
+  if (c.imag() != 0) {
+    RnsPoly t = be.make_poly(basis);
+    be.fill_zero(t.ref());
+    be.add_scalar(t.cref(), im, t.ref());
+    RnsPoly m = be.make_poly(basis);
+    be.mul_monomial(t.cref(), static_cast<i64>(ctx_->n() / 2), m.ref());
+    be.add(c0, m.cref(), c0);
+  }
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {

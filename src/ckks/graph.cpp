@@ -71,6 +71,28 @@ void Graph::set_input(Ciphertext& input, const Ciphertext& value) const {
     input.drop_seed();
 }
 
+void Graph::set_input(Plaintext& input, const Plaintext& value) const {
+  if (!ctx_)
+    throw ContextError("Graph::set_input: the graph is empty (default-made or moved from)");
+  if (input.empty()) throw ContextError("Graph::set_input: input plaintext is empty");
+  if (value.empty()) throw ContextError("Graph::set_input: value plaintext is empty");
+  if (input.context_id() != ctx_->id() || value.context_id() != ctx_->id())
+    throw ContextError("Graph::set_input: input and value must belong to the graph's Context");
+  if (input.level() != value.level())
+    throw LevelError("Graph::set_input: value plaintext (level " + std::to_string(value.level()) +
+                     ") differs from input (level " + std::to_string(input.level()) + ")");
+  if (input.scale() != value.scale())
+    throw ScaleError(
+        "Graph::set_input: value plaintext's scale differs from input's (the captured ops "
+        "were fixed for input's scale)");
+  if (input.slots() != value.slots())
+    throw ParameterError("Graph::set_input: value plaintext has " + std::to_string(value.slots()) +
+                         " slots, input " + std::to_string(input.slots()));
+  Backend& be = ctx_->backend();
+  if (be.capturing()) throw BackendError("Graph::set_input is not allowed while capturing");
+  be.copy(value.poly().cref(), input.poly().ref());
+}
+
 std::size_t Graph::kernel_count() const {
   return work_ ? work_->kernel_count() : 0;
 }

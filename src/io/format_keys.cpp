@@ -296,7 +296,8 @@ Read<SecretKey> read_secret_key(Reader& r, const Context& ctx, const LoadOptions
   if (reserved != 0) r.fail("reserved field is " + std::to_string(reserved) + ", not 0");
   auto packed = r.small_section(SectionKind::kTernary, n / 4, "coefficients");
   Read<SecretKey> out;
-  out.make = [&r, &ctx, n, weight, packed = std::move(packed)] {
+  // Init-captures: structured bindings can't be captured by name before C++20's P1091 (clang < 16).
+  out.make = [&r, &ctx, n = n, weight = weight, packed = std::move(packed)] {
     std::vector<i32> coeffs(n);
     u32 nonzero = 0;
     for (u32 i = 0; i < n; ++i) {

@@ -13,6 +13,7 @@ bool* lever(Optimizations& o, std::string_view name) {
   if (name == "batched_evalmod") return &o.batched_evalmod;
   if (name == "lazy_polynomial") return &o.circuits.lazy_polynomial;
   if (name == "slot_to_coeff_first") return &o.circuits.slot_to_coeff_first;
+  if (name == "merged_evalmod_tail") return &o.circuits.merged_evalmod_tail;
   return nullptr;
 }
 
@@ -26,7 +27,8 @@ std::string known() {
 }  // namespace
 
 std::vector<std::string> bootstrap_lever_names() {
-  return {"inplace_constants", "batched_evalmod", "lazy_polynomial", "slot_to_coeff_first"};
+  return {"inplace_constants", "batched_evalmod", "lazy_polynomial", "slot_to_coeff_first",
+          "merged_evalmod_tail"};
 }
 
 void set_bootstrap_lever(Optimizations& o, std::string_view name, bool on) {

@@ -2,387 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <random>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "theo/ckks/graph.h"
 #include "theo/errors.h"
 #include "theo/ring/op_scope.h"
+#include "workloads/resnet_program.h"
 
 namespace theo {
 
-namespace {
-
-constexpr char kMagic[8] = {'T', 'H', 'E', 'O', 'C', 'N', 'N', '1'};
-
-double half_to_double(std::uint16_t h) {
-  const int sign = (h >> 15) & 1;
-  const int exp = (h >> 10) & 0x1f;
-  const int mant = h & 0x3ff;
-  double v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<double>(mant), -24);
-  } else if (exp == 31) {
-    v = mant == 0 ? INFINITY : NAN;
-  } else {
-    v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
-  }
-  return sign ? -v : v;
-}
-
-std::string block_name(u32 stage, u32 block) {
-  std::ostringstream s;
-  s << 's' << stage << ".b" << block;
-  return s.str();
-}
-
-struct BlockShape {
-  std::string name;
-  u32 in = 0, out = 0, stride = 1;
-};
-
-std::vector<BlockShape> block_shapes(const ResNetModel& m) {
-  std::vector<BlockShape> v;
-  u32 cin = m.widths.at(0);
-  for (u32 s = 0; s < m.widths.size(); ++s)
-    for (u32 b = 0; b < m.blocks_per_stage; ++b) {
-      v.push_back({block_name(s, b), cin, m.widths[s], (s > 0 && b == 0) ? 2u : 1u});
-      cin = m.widths[s];
-    }
-  return v;
-}
-
-// conv + batch-norm folded: w' = w gamma / sqrt(var + eps), b' = beta - gamma mean / sqrt(...).
-Conv2dWeights folded_conv(const ResNetModel& m, const std::string& conv, const std::string& bn,
-                          u32 stride) {
-  const auto& shape = m.shapes.at(conv);
-  Conv2dWeights c;
-  c.out_channels = shape[0];
-  c.in_channels = shape[1];
-  c.kernel = shape[2];
-  c.stride = stride;
-  c.weight = m.tensors.at(conv);
-  c.bias.assign(c.out_channels, 0.0);
-  const auto& g = m.tensors.at(bn + ".gamma");
-  const auto& be = m.tensors.at(bn + ".beta");
-  const auto& mu = m.tensors.at(bn + ".mean");
-  const auto& var = m.tensors.at(bn + ".var");
-  const std::size_t per = static_cast<std::size_t>(c.in_channels) * c.kernel * c.kernel;
-  for (u32 o = 0; o < c.out_channels; ++o) {
-    const double f = g[o] / std::sqrt(var[o] + m.bn_eps);
-    for (std::size_t i = 0; i < per; ++i)
-      c.weight[o * per + i] *= f;
-    c.bias[o] = be[o] - f * mu[o];
-  }
-  return c;
-}
-
-std::vector<double> option_a_shortcut(const std::vector<double>& h, u32 cin, u32 cout, u32 size,
-                                      u32 stride) {
-  const u32 so = size / stride;
-  std::vector<double> out(static_cast<std::size_t>(cout) * so * so, 0.0);
-  for (u32 c = 0; c < cin; ++c)
-    for (u32 y = 0; y < so; ++y)
-      for (u32 x = 0; x < so; ++x)
-        out[(static_cast<std::size_t>(c) * so + y) * so + x] =
-            h[(static_cast<std::size_t>(c) * size + stride * y) * size + stride * x];
-  return out;
-}
-
-// true value = scale * ciphertext value + offset
-struct Affine {
-  double scale = 1;
-  double offset = 0;
-};
-
-}  // namespace
-
-// ---- ResNetModel ---------------------------------------------------------------------------
-
-ResNetModel ResNetModel::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ParameterError("ResNetModel::load: cannot open " + path);
-  std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (raw.size() < 12 || std::memcmp(raw.data(), kMagic, 8) != 0) {
-    throw ParameterError("ResNetModel::load: " + path + " is not a theodosian CNN model file");
-  }
-  std::uint32_t hl = 0;
-  std::memcpy(&hl, raw.data() + 8, 4);
-  if (12 + static_cast<std::size_t>(hl) > raw.size()) {
-    throw ParameterError("ResNetModel::load: " + path + ": truncated header");
-  }
-  nlohmann::json h;
-  try {
-    h = nlohmann::json::parse(std::string(raw.data() + 12, hl));
-  } catch (const std::exception& e) {
-    throw ParameterError("ResNetModel::load: " + path + ": bad header: " + e.what());
-  }
-  const std::size_t data0 = 12 + hl;
-  ResNetModel m;
-  try {
-    if (h.at("format") != "theodosian-cnn" || h.at("arch") != "resnet") {
-      throw ParameterError("ResNetModel::load: " + path + ": not a ResNet model");
-    }
-    m.channels = h.at("input").at(0).get<u32>();
-    m.image = h.at("input").at(1).get<u32>();
-    if (h.at("input").at(2).get<u32>() != m.image) {
-      throw ParameterError("ResNetModel::load: " + path + ": non-square input");
-    }
-    m.widths = h.at("widths").get<std::vector<u32>>();
-    m.blocks_per_stage = h.at("blocks_per_stage").get<u32>();
-    m.classes = h.at("classes").get<u32>();
-    m.bn_eps = h.value("bn_eps", 1e-5);
-    if (h.value("shortcut", std::string("A")) != "A") {
-      throw ParameterError("ResNetModel::load: " + path + ": only option-A shortcuts");
-    }
-    const auto& act = h.at("activation");
-    if (act.at("kind") != "quadratic") {
-      throw ParameterError("ResNetModel::load: " + path + ": activation kind " +
-                           act.at("kind").dump() + " (quadratic supported)");
-    }
-    const auto c = act.at("coeffs").get<std::vector<double>>();
-    if (c.size() != 3) throw ParameterError("ResNetModel::load: 3 activation coefficients");
-    m.act = {c[0], c[1], c[2]};
-    m.act_interval = act.value("interval", 0.0);
-    m.act_max_error = act.value("max_error", 0.0);
-    if (h.contains("act_max_inputs")) {
-      m.act_max_inputs = h.at("act_max_inputs").get<std::vector<double>>();
-    }
-    m.dataset = h.value("dataset", std::string());
-    if (h.contains("train_accuracy")) m.train_accuracy = h.at("train_accuracy").get<double>();
-    if (h.contains("test_accuracy")) m.test_accuracy = h.at("test_accuracy").get<double>();
-    for (const auto& t : h.at("tensors")) {
-      const std::string name = t.at("name").get<std::string>();
-      const auto shape = t.at("shape").get<std::vector<u32>>();
-      const std::string dt = t.at("dtype").get<std::string>();
-      const std::size_t off = t.at("offset").get<std::size_t>();
-      std::size_t count = 1;
-      for (const u32 s : shape)
-        count *= s;
-      const std::size_t width = dt == "f2" ? 2 : dt == "f4" ? 4 : 0;
-      if (width == 0) throw ParameterError("ResNetModel::load: dtype " + dt + " of " + name);
-      if (data0 + off + count * width > raw.size()) {
-        throw ParameterError("ResNetModel::load: " + path + ": tensor " + name +
-                             " runs past the end of the file");
-      }
-      std::vector<double> v(count);
-      const char* p = raw.data() + data0 + off;
-      for (std::size_t i = 0; i < count; ++i) {
-        if (width == 2) {
-          std::uint16_t x;
-          std::memcpy(&x, p + 2 * i, 2);
-          v[i] = half_to_double(x);
-        } else {
-          float x;
-          std::memcpy(&x, p + 4 * i, 4);
-          v[i] = x;
-        }
-      }
-      m.tensors[name] = std::move(v);
-      m.shapes[name] = shape;
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw ParameterError("ResNetModel::load: " + path + ": " + e.what());
-  }
-  m.validate();
-  return m;
-}
-
-ResNetModel ResNetModel::random(u32 channels, u32 image, std::vector<u32> widths, u32 blocks,
-                                u32 classes, u64 seed) {
-  ResNetModel m;
-  m.channels = channels;
-  m.image = image;
-  m.widths = std::move(widths);
-  m.blocks_per_stage = blocks;
-  m.classes = classes;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> nd(0, 1);
-  std::uniform_real_distribution<double> ud(0.5, 1.5);
-  auto conv = [&](const std::string& name, u32 o, u32 i) {
-    std::vector<double> w(static_cast<std::size_t>(o) * i * 9);
-    for (auto& x : w)
-      x = nd(rng) * std::sqrt(2.0 / (9.0 * i));
-    m.tensors[name] = w;
-    m.shapes[name] = {o, i, 3, 3};
-  };
-  auto bn = [&](const std::string& name, u32 c) {
-    std::vector<double> g(c), b(c), mu(c), var(c);
-    for (u32 k = 0; k < c; ++k) {
-      g[k] = ud(rng);
-      b[k] = 0.2 * nd(rng);
-      mu[k] = 0.2 * nd(rng);
-      var[k] = ud(rng);
-    }
-    m.tensors[name + ".gamma"] = g;
-    m.tensors[name + ".beta"] = b;
-    m.tensors[name + ".mean"] = mu;
-    m.tensors[name + ".var"] = var;
-    for (const char* s : {".gamma", ".beta", ".mean", ".var"})
-      m.shapes[name + s] = {c};
-  };
-  conv("stem.conv", m.widths.at(0), channels);
-  bn("stem.bn", m.widths[0]);
-  for (const BlockShape& b : block_shapes(m)) {
-    conv(b.name + ".conv1", b.out, b.in);
-    bn(b.name + ".bn1", b.out);
-    conv(b.name + ".conv2", b.out, b.out);
-    bn(b.name + ".bn2", b.out);
-  }
-  std::vector<double> fw(static_cast<std::size_t>(classes) * m.widths.back()), fb(classes);
-  for (auto& x : fw)
-    x = nd(rng) / std::sqrt(static_cast<double>(m.widths.back()));
-  for (auto& x : fb)
-    x = 0.1 * nd(rng);
-  m.tensors["fc.weight"] = fw;
-  m.shapes["fc.weight"] = {classes, m.widths.back()};
-  m.tensors["fc.bias"] = fb;
-  m.shapes["fc.bias"] = {classes};
-  m.dataset = "random";
-  std::uniform_real_distribution<double> px(0, 1);
-  std::vector<std::vector<double>> imgs(8, std::vector<double>(m.input_size()));
-  for (auto& img : imgs)
-    for (auto& x : img)
-      x = px(rng);
-  m.calibrate(imgs);
-  return m;
-}
-
-void ResNetModel::validate() const {
-  if (channels == 0 || image == 0 || widths.empty() || blocks_per_stage == 0 || classes == 0) {
-    throw ParameterError("ResNetModel: empty architecture");
-  }
-  if (image % (1u << (widths.size() - 1)) != 0) {
-    throw ParameterError("ResNetModel: image size " + std::to_string(image) +
-                         " is not divisible by the stages' strides");
-  }
-  for (const double c : act)
-    if (!std::isfinite(c)) throw ParameterError("ResNetModel: activation coefficient not finite");
-  if (act[2] == 0) throw ParameterError("ResNetModel: the activation is not quadratic (c2 = 0)");
-  auto need = [&](const std::string& name, const std::vector<u32>& shape) {
-    const auto it = tensors.find(name);
-    if (it == tensors.end()) throw ParameterError("ResNetModel: missing tensor " + name);
-    if (shapes.at(name) != shape) {
-      std::string got, want;
-      for (const u32 s : shapes.at(name))
-        got += std::to_string(s) + " ";
-      for (const u32 s : shape)
-        want += std::to_string(s) + " ";
-      throw ParameterError("ResNetModel: tensor " + name + " has shape [ " + got +
-                           "], expected [ " + want + "]");
-    }
-    for (std::size_t i = 0; i < it->second.size(); ++i)
-      if (!std::isfinite(it->second[i])) {
-        throw ParameterError("ResNetModel: tensor " + name + " has a non-finite value at " +
-                             std::to_string(i));
-      }
-  };
-  auto need_bn = [&](const std::string& name, u32 c) {
-    for (const char* s : {".gamma", ".beta", ".mean", ".var"})
-      need(name + s, {c});
-    for (const double v : tensors.at(name + ".var"))
-      if (v < 0) throw ParameterError("ResNetModel: negative variance in " + name);
-  };
-  need("stem.conv", {widths[0], channels, 3, 3});
-  need_bn("stem.bn", widths[0]);
-  for (const BlockShape& b : block_shapes(*this)) {
-    need(b.name + ".conv1", {b.out, b.in, 3, 3});
-    need_bn(b.name + ".bn1", b.out);
-    need(b.name + ".conv2", {b.out, b.out, 3, 3});
-    need_bn(b.name + ".bn2", b.out);
-    if (b.out < b.in) throw ParameterError("ResNetModel: block " + b.name + " narrows");
-  }
-  need("fc.weight", {classes, widths.back()});
-  need("fc.bias", {classes});
-  if (!act_max_inputs.empty()) {
-    if (act_max_inputs.size() != activations()) {
-      throw ParameterError("ResNetModel: " + std::to_string(act_max_inputs.size()) +
-                           " activation ranges for " + std::to_string(activations()) +
-                           " activations");
-    }
-    for (const double v : act_max_inputs)
-      if (!std::isfinite(v) || v < 0) throw ParameterError("ResNetModel: bad activation range");
-  }
-}
-
-std::vector<double> ResNetModel::logits(const std::vector<double>& img,
-                                        std::vector<double>* activation_inputs) const {
-  if (img.size() != input_size()) {
-    throw ParameterError("ResNetModel::logits: image of " + std::to_string(img.size()) +
-                         " values, the model takes " + std::to_string(channels) + "x" +
-                         std::to_string(image) + "x" + std::to_string(image));
-  }
-  std::vector<double> ranges;
-  auto act_fn = [&](std::vector<double>& z) {
-    double mx = 0;
-    for (double& v : z) {
-      mx = std::max(mx, std::abs(v));
-      v = act[0] + act[1] * v + act[2] * v * v;
-    }
-    ranges.push_back(mx);
-  };
-  u32 size = image;
-  std::vector<double> h = folded_conv(*this, "stem.conv", "stem.bn", 1).apply(img, size, size);
-  act_fn(h);
-  for (const BlockShape& b : block_shapes(*this)) {
-    std::vector<double> y =
-        folded_conv(*this, b.name + ".conv1", b.name + ".bn1", b.stride).apply(h, size, size);
-    act_fn(y);
-    const u32 so = size / b.stride;
-    y = folded_conv(*this, b.name + ".conv2", b.name + ".bn2", 1).apply(y, so, so);
-    const std::vector<double> sc =
-        b.stride == 1 && b.in == b.out ? h : option_a_shortcut(h, b.in, b.out, size, b.stride);
-    for (std::size_t i = 0; i < y.size(); ++i)
-      y[i] += sc[i];
-    act_fn(y);
-    h = std::move(y);
-    size = so;
-  }
-  const u32 c = widths.back();
-  const auto& w = tensors.at("fc.weight");
-  const auto& fb = tensors.at("fc.bias");
-  std::vector<double> out(classes);
-  for (u32 j = 0; j < classes; ++j) {
-    double acc = fb[j];
-    for (u32 k = 0; k < c; ++k) {
-      double mean = 0;
-      for (u32 i = 0; i < size * size; ++i)
-        mean += h[static_cast<std::size_t>(k) * size * size + i];
-      acc += w[static_cast<std::size_t>(j) * c + k] * mean / (size * size);
-    }
-    out[j] = acc;
-  }
-  if (activation_inputs) *activation_inputs = ranges;
-  return out;
-}
-
-void ResNetModel::calibrate(const std::vector<std::vector<double>>& images) {
-  std::vector<double> mx(activations(), 0.0);
-  for (const auto& img : images) {
-    std::vector<double> r;
-    logits(img, &r);
-    for (std::size_t i = 0; i < r.size(); ++i)
-      mx[i] = std::max(mx[i], r[i]);
-  }
-  act_max_inputs = mx;
-}
+using namespace resnet_detail;
 
 // ---- ResNetInference -----------------------------------------------------------------------
 
-struct ResNetInference::Impl {
-  ContextPtr ctx;
-  ResNetModel model;
-  ResNetOptions options;
-  const Bootstrapper* boot = nullptr;
-  LevelPlan plan;
-  ResNetCounts counts;
-  TensorLayout input_layout;
-  u32 input_level = 0;
+namespace {
 
+// The fast variant: a trained quadratic activation, one level each (see resnet.h).
+struct QuadraticResNet final : ResNetInference::Impl {
   struct Block {
     std::string name;
     std::unique_ptr<CnnLinearLayer> conv1, conv2, shortcut_matrix;
@@ -392,34 +29,69 @@ struct ResNetInference::Impl {
   std::unique_ptr<CnnLinearLayer> stem;
   std::vector<Block> blocks;
   std::unique_ptr<CnnLinearLayer> fc;
-  TensorLayout head_layout;
   // Per plan step: the midpoint of the range the ciphertext entering it takes (u^2 of the last
   // activation before it), subtracted before a bootstrapping there and added back after.
   std::vector<double> boot_center;
+
+  void compile();
+  Ciphertext infer(const Evaluator& ev, const Ciphertext& ct, const BootstrappingKeys& keys,
+                   const ResNetInference::Progress& progress, u32* bootstraps) const override;
+  std::unique_ptr<ResNetGraphs> capture(const Evaluator& ev, const BootstrappingKeys& keys,
+                                        const Ciphertext& example) const override;
+  std::vector<double> reference_logits(const std::vector<double>& image) const override {
+    return model.logits(image);
+  }
+  std::string describe() const override;
+  std::string activation_name() const override { return "quadratic"; }
 };
+
+}  // namespace
 
 ResNetInference::~ResNetInference() = default;
 
+BootstrapConfig ResNetInference::bootstrap_config(const ResNetModel& model) {
+  BootstrapConfig c;
+  // 2^10 ~ q0 / Delta_0 of the 2^40 sets: no scale-up.
+  if (model.activation == ResNetModel::Activation::kRelu) c.message_ratio_bits = 10;
+  return c;
+}
+
 ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNetModel& model,
                                  const Bootstrapper* boot, std::optional<u32> input_level,
-                                 ResNetOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& s = *impl_;
-  s.ctx = std::move(ctx);
-  s.model = model;
-  s.options = options;
-  s.boot = boot;
+                                 ResNetOptions options) {
   model.validate();
   if (model.act_max_inputs.empty()) {
     throw ParameterError("ResNetInference: the model has no activation ranges (calibrate it)");
   }
   if (!(options.margin >= 1)) throw ParameterError("ResNetInference: margin below 1");
-  const Context& c = *s.ctx;
-  s.input_level = input_level.value_or(c.default_encryption_level());
-  if (s.input_level > c.max_level()) {
-    throw LevelError("ResNetInference: input level " + std::to_string(s.input_level) +
-                     " above the top level " + std::to_string(c.max_level()));
+  if (!ctx) throw ContextError("ResNetInference: the Context is null");
+  const u32 level = input_level.value_or(ctx->default_encryption_level());
+  if (level > ctx->max_level()) {
+    throw LevelError("ResNetInference: input level " + std::to_string(level) +
+                     " above the top level " + std::to_string(ctx->max_level()));
   }
+  if (boot && boot->slots() != ctx->max_slots()) {
+    throw ParameterError("ResNetInference: the bootstrapper refreshes " +
+                         std::to_string(boot->slots()) + " slots, the network uses " +
+                         std::to_string(ctx->max_slots()));
+  }
+  if (model.activation == ResNetModel::Activation::kRelu) {
+    impl_ = compile_relu_resnet(std::move(ctx), model, boot, level, options);
+    return;
+  }
+  auto q = std::make_unique<QuadraticResNet>();
+  q->ctx = std::move(ctx);
+  q->model = model;
+  q->options = options;
+  q->boot = boot;
+  q->input_level = level;
+  q->compile();
+  impl_ = std::move(q);
+}
+
+void QuadraticResNet::compile() {
+  QuadraticResNet& s = *this;
+  const Context& c = *s.ctx;
 
   // ---- levels: the planner decides where bootstrapping goes, before any encoding ----
   const std::vector<BlockShape> shapes = block_shapes(model);
@@ -431,11 +103,6 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
   const LevelBudget budget = boot ? LevelBudget::of(*boot) : LevelBudget::without_bootstrapping();
   s.plan = budget.plan(steps, s.input_level);
   s.counts.bootstraps = s.plan.bootstraps;
-  if (boot && boot->slots() != c.max_slots()) {
-    throw ParameterError("ResNetInference: the bootstrapper refreshes " +
-                         std::to_string(boot->slots()) + " slots, the network uses " +
-                         std::to_string(c.max_slots()));
-  }
 
   // ---- layouts and folding ----
   const u32 slots = c.max_slots();
@@ -491,7 +158,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
   for (std::size_t bi = 0; bi < shapes.size(); ++bi) {
     const BlockShape& b = shapes[bi];
     const u32 level = s.plan.steps[bi + 1].level_in;
-    Impl::Block blk;
+    Block blk;
     blk.name = b.name;
     blk.level = level;
     const TensorLayout out = layout.strided(b.stride, b.out);
@@ -543,18 +210,10 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
   {
     const u32 hw = layout.height * layout.width;
     const auto& fw = model.tensors.at("fc.weight");
-    const auto& fb = model.tensors.at("fc.bias");
-    std::vector<double> bias(slots, 0.0);
-    for (u32 j = 0; j < model.classes; ++j) {
-      double v = fb[j];
-      for (u32 k = 0; k < layout.channels; ++k)
-        v += h.offset * fw[static_cast<std::size_t>(j) * layout.channels + k];
-      for (u32 p = 0; p < slots; p += layout.period)
-        bias[p + fc_output_slot(layout, j)] = v;
-    }
     s.fc = std::make_unique<CnnLinearLayer>(
-        encoder, pooled_fc_matrix(layout, model.classes, fw, h.scale / hw), bias,
-        s.plan.steps.back().level_in, layout.period, layout, lt);
+        encoder, pooled_fc_matrix(layout, model.classes, fw, h.scale / hw),
+        head_bias(model, layout, h.offset, slots), s.plan.steps.back().level_in, layout.period,
+        layout, lt);
     account(*s.fc);
     for (const int r : spatial_sum_rotations(layout)) {
       rots.insert(r);
@@ -567,6 +226,16 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
 const LevelPlan& ResNetInference::plan() const {
   return impl_->plan;
 }
+const ProgramPlan& ResNetInference::program_plan() const {
+  static const ProgramPlan kNone;
+  return impl_->program_plan ? *impl_->program_plan : kNone;
+}
+std::string ResNetInference::activation_name() const {
+  return impl_->activation_name();
+}
+std::vector<double> ResNetInference::reference_logits(const std::vector<double>& image) const {
+  return impl_->reference_logits(image);
+}
 const ResNetCounts& ResNetInference::counts() const {
   return impl_->counts;
 }
@@ -578,7 +247,11 @@ u32 ResNetInference::input_level() const {
 }
 
 std::string ResNetInference::describe() const {
-  const Impl& s = *impl_;
+  return impl_->describe();
+}
+
+std::string QuadraticResNet::describe() const {
+  const QuadraticResNet& s = *this;
   std::ostringstream o;
   o << "ResNet: " << s.model.channels << "x" << s.model.image << "x" << s.model.image
     << " input, widths";
@@ -618,12 +291,32 @@ Ciphertext ResNetInference::encrypt(const Encoder& encoder, Encryptor& encryptor
 }
 
 Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
-                                  const BootstrappingKeys& keys, const Progress& progress) const {
-  const Impl& s = *impl_;
-  if (ct0.level() < s.input_level) {
+                                  const BootstrappingKeys& keys, const Progress& progress,
+                                  u32* bootstraps) const {
+  if (ct0.level() < impl_->input_level) {
     throw LevelError("ResNetInference: the input is at level " + std::to_string(ct0.level()) +
-                     ", the network was compiled for level " + std::to_string(s.input_level));
+                     ", the network was compiled for level " + std::to_string(impl_->input_level));
   }
+  if (bootstraps) *bootstraps = 0;
+  return impl_->infer(ev, ct0, keys, progress, bootstraps);
+}
+
+std::unique_ptr<ResNetGraphs> ResNetInference::capture(const Evaluator& ev,
+                                                       const BootstrappingKeys& keys,
+                                                       const Ciphertext& example) const {
+  if (example.level() < impl_->input_level) {
+    throw LevelError("ResNetInference::capture: the example is at level " +
+                     std::to_string(example.level()) + ", the network was compiled for level " +
+                     std::to_string(impl_->input_level));
+  }
+  return impl_->capture(ev, keys, example);
+}
+
+Ciphertext QuadraticResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
+                                  const BootstrappingKeys& keys,
+                                  const ResNetInference::Progress& progress,
+                                  u32* bootstraps) const {
+  const QuadraticResNet& s = *this;
   const RelinKey& rlk = keys.relin;
   const GaloisKeys& gk = keys.galois;
   const u32 total = static_cast<u32>(s.plan.steps.size());
@@ -631,6 +324,7 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
     if (!s.plan.steps[step].bootstrap_before) return;
     const OpScope scope("Boot");
     ct = s.boot->bootstrap(ct, keys, s.boot_center[step]);
+    if (bootstraps) ++*bootstraps;
   };
   auto square = [&](const Ciphertext& u) {
     const OpScope scope("Activation");
@@ -645,7 +339,7 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
   ct = square(linear(*s.stem, ct));
   if (progress) progress("stem", 1, total);
   for (std::size_t bi = 0; bi < s.blocks.size(); ++bi) {
-    const Impl::Block& b = s.blocks[bi];
+    const Block& b = s.blocks[bi];
     refresh(ct, bi + 1);
     Ciphertext u1 = square(linear(*b.conv1, ct));
     Ciphertext z = linear(*b.conv2, u1);
@@ -669,6 +363,46 @@ Ciphertext ResNetInference::infer(const Evaluator& ev, const Ciphertext& ct0,
   }
   if (progress) progress("head", total, total);
   return ct;
+}
+
+namespace {
+
+// The quadratic network as one graph (its whole program is a few hundred ops).
+class QuadraticGraphs final : public ResNetGraphs {
+ public:
+  QuadraticGraphs(const QuadraticResNet& net, const Evaluator& ev, const BootstrappingKeys& keys,
+                  const Ciphertext& example)
+      : net_(net), input_(ev.clone(example)) {
+    graph_ = net.ctx->capture([this, &ev, &keys] {
+      counted_ = 0;
+      out_ = net_.infer(ev, input_, keys, {}, &counted_);
+    });
+    bootstraps_ = counted_;
+  }
+  Ciphertext run(const Ciphertext& ct) override {
+    graph_.set_input(input_, ct);
+    graph_.replay();
+    return Evaluator(net_.ctx).clone(out_);
+  }
+  std::size_t units() const override { return 1; }
+  std::size_t kernel_count() const override { return graph_.kernel_count(); }
+  u32 bootstraps_per_run() const override { return bootstraps_; }
+
+ private:
+  const QuadraticResNet& net_;
+  Ciphertext input_;
+  Ciphertext out_;
+  Graph graph_;
+  u32 counted_ = 0;
+  u32 bootstraps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ResNetGraphs> QuadraticResNet::capture(const Evaluator& ev,
+                                                       const BootstrappingKeys& keys,
+                                                       const Ciphertext& example) const {
+  return std::make_unique<QuadraticGraphs>(*this, ev, keys, example);
 }
 
 std::vector<double> ResNetInference::logits(const std::vector<double>& slot_values) const {

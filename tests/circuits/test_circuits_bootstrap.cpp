@@ -185,5 +185,30 @@ TEST(Bootstrap, SlotToCoeffFirst) {
   }
 }
 
+// Optimizations::Circuits::merged_evalmod_tail: the real and imaginary parts end in one product
+// (one relinearization, one rescale, one rounding in the output): the same levels, and at least
+// the precision of the parts ending apart (same keys, same input).
+TEST(Bootstrap, MergedEvalModTail) {
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  const auto z = random_slots(cfg.slots);
+  double b[2];
+  u32 out_level[2];
+  for (const bool merged : {false, true}) {
+    ContextOptions o = test_options();
+    o.optimizations.circuits.merged_evalmod_tail = merged;
+    SeededBootEnv e(Context::create(boot_test_params(), o), cfg);
+    const Ciphertext out = e.boot.bootstrap(e.encrypt(z, 0), e.keys);
+    b[merged] = bits(e.decrypt(out), z);
+    out_level[merged] = out.level();
+    EXPECT_EQ(out.level(), e.boot.output_level());
+  }
+  print_bits("EvalMod's parts ending apart", b[0]);
+  print_bits("EvalMod's parts merged in one product", b[1]);
+  EXPECT_EQ(out_level[0], out_level[1]);
+  EXPECT_GE(b[1], 12);
+  EXPECT_GE(b[1], b[0] - 0.5);
+}
+
 }  // namespace
 }  // namespace theo::test

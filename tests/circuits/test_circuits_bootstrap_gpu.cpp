@@ -118,31 +118,37 @@ TEST(BootstrapGpu, MatchesCpuStageByStage) {
   EXPECT_GE(b[1], 12);
 }
 
-// SlotToCoeff first and lazy polynomial evaluation (Optimizations::Circuits): the same words on
-// the CPU and the CUDA backend (whole bootstrapping, full slots, at the small preset).
+// SlotToCoeff first, lazy polynomial evaluation and EvalMod's merged tail
+// (Optimizations::Circuits), the tail merged and not: the same words on the CPU and the CUDA
+// backend (whole bootstrapping, full slots, at the small preset).
 TEST(BootstrapGpu, SlotToCoeffFirstMatchesCpu) {
-  Optimizations opt;
-  opt.circuits.slot_to_coeff_first = true;
-  opt.circuits.lazy_polynomial = true;
-  ContextOptions co = test_options();
-  co.optimizations = opt;
-  const ContextPtr cpu = Context::create(boot_test_params(), co);
-  const ContextPtr gpu = gpu_context(boot_test_params(), opt);
-  BootstrapConfig cfg;
-  const auto z = random_slots(cpu->max_slots());
-  u64 h[2];
-  double b[2];
-  int i = 0;
-  for (const ContextPtr& ctx : {cpu, gpu}) {
-    SeededBootEnv e(ctx, cfg);
-    const Ciphertext out = e.boot.bootstrap(e.encrypt(z, e.boot.input_level()), e.keys);
-    h[i] = hash_ct(*ctx, out);
-    b[i] = bits(e.decrypt(out), z);
-    ++i;
+  for (const bool merged : {true, false}) {
+    Optimizations opt;
+    opt.circuits.slot_to_coeff_first = true;
+    opt.circuits.lazy_polynomial = true;
+    opt.circuits.merged_evalmod_tail = merged;
+    ContextOptions co = test_options();
+    co.optimizations = opt;
+    const ContextPtr cpu = Context::create(boot_test_params(), co);
+    const ContextPtr gpu = gpu_context(boot_test_params(), opt);
+    BootstrapConfig cfg;
+    const auto z = random_slots(cpu->max_slots());
+    u64 h[2];
+    double b[2];
+    int i = 0;
+    for (const ContextPtr& ctx : {cpu, gpu}) {
+      SeededBootEnv e(ctx, cfg);
+      const Ciphertext out = e.boot.bootstrap(e.encrypt(z, e.boot.input_level()), e.keys);
+      h[i] = hash_ct(*ctx, out);
+      b[i] = bits(e.decrypt(out), z);
+      ++i;
+    }
+    std::printf("[test_boot_n12, SlotToCoeff first, tail %s] cpu %.2f bits, cuda %.2f bits\n",
+                merged ? "merged" : "apart", b[0], b[1]);
+    EXPECT_EQ(h[0], h[1]) << "CPU and CUDA differ (SlotToCoeff first, lazy polynomial, tail "
+                          << (merged ? "merged" : "apart") << ")";
+    EXPECT_GE(b[1], 12);
   }
-  std::printf("[test_boot_n12, SlotToCoeff first] cpu %.2f bits, cuda %.2f bits\n", b[0], b[1]);
-  EXPECT_EQ(h[0], h[1]) << "CPU and CUDA differ (SlotToCoeff first, lazy polynomial)";
-  EXPECT_GE(b[1], 12);
 }
 
 TEST(BootstrapGpu, Bootparam40) {

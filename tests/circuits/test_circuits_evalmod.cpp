@@ -77,6 +77,36 @@ TEST(EvalMod, BatchWithArcsineMatchesSingle) {
   run_batch(EvalModParams::derive(32, 12, 2, 11, 3));
 }
 
+// evaluate_batch_open leaves the last double angle to the caller: factor * u^2 - constant,
+// relinearized and rescaled by multiply_sum_relin_rescale, gives evaluate()'s words; a circuit
+// ending in the arcsine has no open tail.
+TEST(EvalMod, OpenTailClosesToTheSameWords) {
+  Env e(boot_test_params());
+  const RelinKey rlk = e.keygen.create_relin_key(e.sk);
+  const PolynomialEvaluator pe(e.evaluator, rlk);
+  const EvalMod mod(EvalModParams::derive(32, 12, 2, 9));
+  ASSERT_TRUE(mod.has_open_tail());
+  std::vector<Cplx> y = random_slots(512);
+  for (Cplx& v : y)
+    v = 0.9 * v.real();
+  const u32 top = e.ctx->max_level() - 2;
+  const Ciphertext ct = e.encrypt(y, top);
+  const Ciphertext* const one[] = {&ct};
+  EvalMod::OpenTail tail;
+  const std::vector<Ciphertext> u = mod.evaluate_batch_open(pe, e.evaluator, rlk, one, 4, tail);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].level(), top - mod.params().depth() + 1);
+  const Ciphertext* const a[] = {&u[0]};
+  Ciphertext closed =
+      e.evaluator.multiply_sum_relin_rescale(a, a, u[0].level(), rlk, nullptr, tail.factor);
+  e.evaluator.add_const_inplace(closed, -tail.constant);
+  EXPECT_EQ(hash_ct(*e.ctx, closed), hash_ct(*e.ctx, mod.evaluate(pe, e.evaluator, rlk, ct, 4)));
+  const EvalMod with_arcsine(EvalModParams::derive(32, 12, 2, 11, 3));
+  EXPECT_FALSE(with_arcsine.has_open_tail());
+  EXPECT_THROW(with_arcsine.evaluate_batch_open(pe, e.evaluator, rlk, one, 1, tail),
+               ParameterError);
+}
+
 TEST(EvalMod, DerivedForSparseKey) {
   const EvalModParams p = EvalModParams::derive(32, 12, 2, 9);
   run(p, "EvalMod h=32 (derived), sin(2 pi x)", 24);

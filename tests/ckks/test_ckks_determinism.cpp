@@ -64,6 +64,12 @@ Hashes run_pipeline(const ParameterSet& params, BackendChoice backend,
   h["sub"] = hash_ct(*ctx, ev.sub(a, b));
   h["negate"] = hash_ct(*ctx, ev.negate(a));
   h["add_const"] = hash_ct(*ctx, ev.add_const(a, {0.5, -0.25}));
+  {
+    // In place (Optimizations::inplace_constants, on in test_options): add_const's words.
+    Ciphertext ai = ev.clone(a);
+    ev.add_const_inplace(ai, {0.5, -0.25});
+    h["add_const_inplace"] = hash_ct(*ctx, ai);
+  }
   h["multiply_const"] = hash_ct(*ctx, ev.multiply_const(a, {0.5, -0.25}));
   h["multiply_plain"] = hash_ct(*ctx, ev.multiply_plain(a, enc.encode(fixed_slots(16, 0.3), top)));
   h["multiply"] = hash_ct(*ctx, ev.multiply(a, b));
@@ -113,6 +119,7 @@ TEST_P(Determinism, SameSeedsGiveTheCpuWords) {
       std::printf("[%s] %-8s %-24s %016llx %s\n", tag, what.c_str(), op.c_str(),
                   static_cast<unsigned long long>(hash), hash == got.at(op) ? "same" : "DIFFERENT");
     }
+    EXPECT_EQ(got.at("add_const_inplace"), got.at("add_const")) << what;
     EXPECT_EQ(err, cpu_err);
     EXPECT_LT(err, 1e-4) << what << ": HMult + rescale decrypts wrongly";
     std::printf("[%s] %s multiply_relin_rescale max error %.3g\n", tag, what.c_str(), err);

@@ -156,6 +156,12 @@ TEST(KeySwitchBatch, BatchedOpsMatchTheSingleOps) {
     EXPECT_EQ(mrr[i].scale(), ev.multiply_relin_rescale(*xs[i], *ys[i], f.rlk).scale());
     EXPECT_EQ(hash_ct(ctx, rot[i]), hash_ct(ctx, ev.rotate(*xs[i], shifts[i], f.gk))) << i;
   }
+  // Several ciphertexts rotated by one step share the key's reads (one key for the batch).
+  const Ciphertext* same_level[] = {&f.a[0], &f.a[1], &f.b[0]};
+  const int one_step[] = {5, 5, 5};
+  const auto rot_one = rotate_batch(ev, same_level, one_step, f.gk);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(hash_ct(ctx, rot_one[i]), hash_ct(ctx, ev.rotate(*same_level[i], 5, f.gk))) << i;
   // Giant steps: ModDown then one hoisted rotation each.
   const int rots[] = {1, -2};
   auto batch_in = ev.rotate_hoisted_extended(f.a[0], rots, f.gk);

@@ -222,6 +222,32 @@ TEST_P(GraphCapture, SetInputChecksShape) {
   EXPECT_THROW(empty.replay(), ContextError);
 }
 
+// A unit with a plaintext operand that changes between replays (a per-step factor): each replay
+// after set_input gives the words of eager execution with the new plaintext, on fresh inputs too.
+TEST_P(GraphCapture, PlaintextInputsReplayLikeEager) {
+  GraphEnv e(backend());
+  auto unit = [&](const Ciphertext& x, const Plaintext& m) {
+    const Ciphertext t = e.evaluator.rescale(e.evaluator.multiply_plain(x, m));
+    return e.evaluator.add(e.evaluator.rotate(t, 1, e.gk), t);
+  };
+  Plaintext mask = e.encoder.encode(random_slots(2048), 4);
+  Ciphertext out;
+  Graph g = e.ctx->capture([&] { out = unit(e.a, mask); });
+  for (int step = 0; step < 3; ++step) {
+    const Plaintext m = e.encoder.encode(random_slots(2048), 4);
+    const Ciphertext x = e.encrypt(random_slots(2048), 4);
+    g.set_input(mask, m);
+    g.set_input(e.a, x);
+    g.replay();
+    EXPECT_EQ(hash_ct(*e.ctx, out), hash_ct(*e.ctx, unit(x, m))) << "step " << step;
+  }
+  EXPECT_THROW(g.set_input(mask, e.encoder.encode(random_slots(2048), 3)), LevelError);
+  Plaintext scaled = e.encoder.encode(random_slots(2048), 4);
+  scaled.set_scale(scaled.scale() * 2);
+  EXPECT_THROW(g.set_input(mask, scaled), ScaleError);
+  EXPECT_THROW(g.set_input(mask, Plaintext()), ContextError);
+}
+
 // A whole bootstrapping (test_boot_n12, 64 slots) captured once: replays give the eager words,
 // which are the CPU's, and decrypt to the input.
 TEST_P(GraphCapture, BootstrapReplayMatchesEagerAndTheCpu) {

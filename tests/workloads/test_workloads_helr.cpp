@@ -1,10 +1,12 @@
-// HELR on a reduced configuration (insecure N = 2^12 bootstrapping set with 13 user levels,
-// 14 x 14 digits 3 vs 8, mini-batches of 64 drawn with replacement, 4 iterations with one
-// bootstrapping): the encrypted weights against the plaintext reference (same polynomial, same
-// batches, same schedule) in bits, and bad input rejected before any encryption work.
+// HELR on a reduced configuration (insecure N = 2^12 bootstrapping set with bootparam_40's levels,
+// MNIST 3 vs 8 at 14 x 14 (python/theodosian/data/mnist14_3v8.bin), mini-batches of 64 distinct
+// images): radix-4 reductions against the plaintext reference (same polynomial, same batches, same
+// schedule) in bits, and bad input rejected before any encryption work. Training through a
+// bootstrapping, eager and from graphs: test_helr_replay.cpp.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -21,10 +23,10 @@ ParameterSet small_boot_params() {
   PrimeSystemSpec spec;
   spec.log_n = 12;
   spec.log_scale = 40;
-  spec.levels = 13;
-  spec.boot_levels = 13;
-  spec.num_cts_levels = 2;
-  spec.num_stc_levels = 2;
+  spec.levels = 16;
+  spec.boot_levels = 12;
+  spec.num_cts_levels = 4;
+  spec.num_stc_levels = 3;
   return generate_prime_system(spec);
 }
 
@@ -40,44 +42,43 @@ struct Data {
   std::vector<std::uint8_t> labels;
 };
 
-Data digits_3_vs_8(u32 features) {
+Data mnist_3_vs_8(u32 features) {
   const Digits d =
-      load_digits(std::string(THEO_SOURCE_DIR) + "/python/theodosian/data/digits14.bin");
+      load_digits(std::string(THEO_SOURCE_DIR) + "/python/theodosian/data/mnist14_3v8.bin");
   std::vector<u32> idx;
   Data out;
   for (u32 i = 0; i < d.count(); ++i) {
-    if (d.labels[i] == 3 || d.labels[i] == 8) {
-      idx.push_back(i);
-      out.labels.push_back(d.labels[i] == 8 ? 1 : 0);
-    }
+    idx.push_back(i);
+    out.labels.push_back(d.labels[i] == 8 ? 1 : 0);
   }
   out.x = digit_features(d, idx, features);
   return out;
 }
 
-void train_and_compare(u32 radix, u32 iterations) {
-  HelrConfig cfg;
-  cfg.batch = 64;
-  cfg.iterations = iterations;
-  cfg.reduction_radix = radix;
+// Trains `cfg.iterations` encrypted iterations on fresh batches and checks every iteration's
+// weights against the plaintext reference (>= 12 bits).
+void train_and_compare(const HelrConfig& cfg, u32 expect_bootstraps) {
   auto ctx = make_ctx();
   Helr helr(ctx, cfg);
-  std::printf("%s", helr.plan().describe().c_str());
+  std::printf("%s layout, %u ciphertexts per batch\n%s", to_string(cfg.layout), helr.ciphertexts(),
+              helr.plan().describe().c_str());
   EXPECT_EQ(helr.slots(), 2048u);
-  EXPECT_EQ(helr.ciphertexts(), 4u);
-  EXPECT_EQ(helr.iteration_depth(), 6u);
-  EXPECT_EQ(helr.config().reduction_radix, radix);
-  EXPECT_EQ(helr.plan().bootstraps, iterations > 2 ? 1u : 0u);
+  EXPECT_EQ(helr.plan().bootstraps, expect_bootstraps);
 
-  const Data data = digits_3_vs_8(cfg.features);
+  const Data data = mnist_3_vs_8(cfg.features);
   const u32 n = static_cast<u32>(data.labels.size());
   const u64 seed = std::random_device{}();
   std::printf("batch sampling seed %llu\n", static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<u32> pick(0, n - 1);
-  std::vector<u32> batches(cfg.iterations * cfg.batch);
-  for (auto& b : batches)
-    b = pick(rng);  // with replacement
+  // Batches of distinct images (64 of 1000).
+  std::vector<u32> batches;
+  std::vector<u32> all(n);
+  for (u32 i = 0; i < n; ++i)
+    all[i] = i;
+  for (u32 t = 0; t < cfg.iterations; ++t) {
+    std::shuffle(all.begin(), all.end(), rng);
+    batches.insert(batches.end(), all.begin(), all.begin() + cfg.batch);
+  }
   const auto ref = helr_reference_train(cfg, data.x, data.labels, batches);
 
   KeyGenerator keygen(ctx);
@@ -107,27 +108,43 @@ void train_and_compare(u32 radix, u32 iterations) {
     }
     const double bits = -std::log2(err / scale);
     std::printf(
-        "[precision] iteration %u: weights vs plaintext %.2f bits (max |w| %.3f), %.0f ms, "
+        "[precision] %s iteration %u: weights vs plaintext %.2f bits (max |w| %.3f), %.0f ms, "
         "%u key switches\n",
-        t, bits, scale, times.total_ms(), times.key_switches);
+        to_string(cfg.layout), t, bits, scale, times.total_ms(), times.key_switches);
     EXPECT_GE(bits, 12) << "iteration " << t;
   }
-  EXPECT_EQ(helr.bootstraps(), iterations > 2 ? 1u : 0u);
+  EXPECT_EQ(helr.bootstraps(), expect_bootstraps);
 }
 
-// Four iterations: two from the encryption level, a bootstrapping, two more.
-TEST(Helr, EncryptedTrainingMatchesPlaintextInBits) {
-  train_and_compare(2, 4);
+HelrConfig sparse_config(u32 radix, u32 iterations) {
+  HelrConfig cfg;
+  cfg.layout = HelrLayout::kSparseWeights;
+  cfg.batch = 64;
+  cfg.iterations = iterations;
+  cfg.reduction_radix = radix;
+  return cfg;
 }
-// Double-hoisted radix-4 reductions: the same result to the same precision (one span).
+
+// Through a bootstrapping, eager and from graphs, both layouts: test_helr_replay.cpp.
+// Double-hoisted radix-4 reductions: the same precision (one span, sparse weights; Han's column
+// sums and replication).
 TEST(Helr, EncryptedTrainingRadix4) {
-  train_and_compare(4, 2);
+  train_and_compare(sparse_config(4, 2), 0);
+  HelrConfig han;
+  han.layout = HelrLayout::kHan2019;
+  han.batch = 64;
+  han.iterations = 2;
+  han.reduction_radix = 4;
+  train_and_compare(han, 0);
 }
 
 TEST(Helr, RejectsBadInputBeforeEncrypting) {
   auto ctx = make_ctx();
   HelrConfig cfg;
   cfg.batch = 64;
+  EXPECT_EQ(helr_layout_from_string("han2019"), HelrLayout::kHan2019);
+  EXPECT_EQ(std::string(to_string(HelrLayout::kSparseWeights)), "sparse-weights");
+  EXPECT_THROW(helr_layout_from_string("han"), ParameterError);
   cfg.iterations = 2;
   Helr helr(ctx, cfg);
   KeyGenerator keygen(ctx);
@@ -143,10 +160,11 @@ TEST(Helr, RejectsBadInputBeforeEncrypting) {
   x[17] = 0.5;
   y[3] = 2;
   EXPECT_THROW(helr.encrypt_batch(enc, x, y, 0), ParameterError);
-  // A deeper sigmoid (degree 15: 4 + 4 levels) fits one iteration per bootstrapped span.
+  // A deeper sigmoid (degree 15: 4 + 4 levels) fits one iteration per bootstrapped span (12
+  // levels after the split): two from level 16, then one per bootstrapping.
   HelrConfig deep = cfg;
   deep.sigmoid_degree = 15;
-  deep.iterations = 3;
+  deep.iterations = 4;
   EXPECT_EQ(Helr(ctx, deep).plan().bootstraps, 2u);
   HelrConfig too_deep = cfg;
   too_deep.sigmoid_degree = 511;
@@ -158,6 +176,21 @@ TEST(Helr, RejectsBadInputBeforeEncrypting) {
   HelrConfig huge = cfg;
   huge.batch = 4096;
   EXPECT_THROW(Helr(ctx, huge), ParameterError);
+  EXPECT_EQ(helr.ciphertexts(), 4u);
+  EXPECT_EQ(helr.iteration_depth(), 6u);
+  // Han et al.'s layout: 8 ciphertexts of 64 rows x 32 features, depth 4; shapes it cannot hold.
+  HelrConfig han = cfg;
+  han.layout = HelrLayout::kHan2019;
+  {
+    const Helr h(ctx, han);
+    EXPECT_EQ(h.ciphertexts(), 8u);
+    EXPECT_EQ(h.iteration_depth(), 4u);
+  }
+  han.features = 16;  // 16 x 64 values do not fill 2048 slots
+  EXPECT_THROW(Helr(ctx, han), ParameterError);
+  han.features = 256;
+  han.batch = 4096;
+  EXPECT_THROW(Helr(ctx, han), ParameterError);
   // Iterating without keys.
   Helr::State s = helr.initial_state(enc);
   y[3] = 1;

@@ -4,37 +4,10 @@
 
 #include <random>
 
-#include "circuits/circuits_test_util.h"
-#include "theo/ring/automorphism.h"
-#include "theo/workloads/resnet.h"
+#include "workloads/resnet_test_util.h"
 
 namespace theo::test {
 namespace {
-
-u64 fresh_seed(const char* what) {
-  const u64 seed = std::random_device{}();
-  std::printf("[seed] %s %llu\n", what, static_cast<unsigned long long>(seed));
-  return seed;
-}
-
-std::vector<double> random_image(const ResNetModel& m, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> img(m.input_size());
-  for (auto& x : img)
-    x = u(rng);
-  return img;
-}
-
-double logit_bits(const std::vector<double>& got, const std::vector<double>& want) {
-  double e = 0;
-  for (std::size_t i = 0; i < want.size(); ++i)
-    e = std::max(e, std::abs(got.at(i) - want[i]));
-  return e > 0 ? -std::log2(e) : 1000.0;
-}
-
-u32 argmax(const std::vector<double>& v) {
-  return static_cast<u32>(std::max_element(v.begin(), v.end()) - v.begin());
-}
 
 // Relinearization and the layers' rotation keys (no bootstrapping).
 BootstrappingKeys layer_keys(Env& e, const ResNetInference& net) {

@@ -13,7 +13,12 @@
 // at level stc_levels (SlotToCoeff stc_levels -> 0, then everything above, EvalMod's output being
 // the result at level top - cts_levels - EvalMod depth): its rotations then run at the few limbs
 // of the lowest levels instead of at the levels below EvalMod, and the levels left per
-// bootstrapping (output_level() - input_level()) are the same.
+// bootstrapping (output_level() - input_level()) are the same. A level planner bootstraps a
+// ciphertext when it reaches input_level() (docs/bootstrapping.md, "The input level").
+//
+// With Optimizations::Circuits::merged_evalmod_tail (on by default) EvalMod's two parts end in one
+// product: their last double angles are summed as tensor products, relinearized and rescaled once
+// (Re + i Im without a second rescale), so the output carries one rescale's rounding, not two.
 //
 // The sparse key keeps I small (K ~ 12-17 instead of ~ sqrt(N)), which makes EvalMod cheap; it is
 // only ever used inside the two key switches, so security rests on the dense key as usual.

@@ -5,6 +5,7 @@
 #include "theo/circuits/bootstrapper.h"
 #include "theo/circuits/chebyshev.h"
 #include "theo/circuits/cnn.h"
+#include "theo/circuits/composite_sign.h"
 #include "theo/circuits/dft.h"
 #include "theo/circuits/level_planner.h"
 #include "theo/circuits/linear_transform.h"

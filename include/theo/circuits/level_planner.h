@@ -14,6 +14,9 @@
 //                 are, before any encryption work; a step deeper than one bootstrapping can
 //                 provide is rejected there (LevelError naming the step). A workload checks its
 //                 whole model this way before it encrypts anything.
+//   LevelProgram  a circuit with several live ciphertexts (a network's residual branch, a ReLU's
+//                 input kept beside its sign): plan(program, levels) places the fewest
+//                 bootstrappings, between the components of a composite polynomial too.
 //   LevelPlanner  the same rule at run time, on ciphertexts, through an existing Bootstrapper:
 //                 ensure(ct, depth) bootstraps ct when (and only when) the step would not fit;
 //                 bootstrap(ct) where a static plan says so. Both count the bootstrappings.
@@ -61,6 +64,10 @@ u32 polynomial(u32 degree, bool affine = false);
 struct LevelStep {
   std::string name;
   u32 depth = 0;  // levels the step consumes on the carried ciphertext
+  // A composite step (a composite polynomial): the depths of its components, summing to `depth`,
+  // between which a bootstrapping may go. Such a step may be deeper than one bootstrapping
+  // provides as long as every component fits. Empty: the step is indivisible.
+  std::vector<u32> components = {};
 };
 
 // The outcome of LevelBudget::plan: per step, whether a bootstrapping comes first, and the level
@@ -71,7 +78,9 @@ struct LevelPlan {
     u32 depth = 0;
     bool bootstrap_before = false;
     u32 level_in = 0;   // level the step starts from (after the bootstrapping, if any)
-    u32 level_out = 0;  // level_in - depth
+    u32 level_out = 0;  // level_in - depth (plus the refresh inside a composite step)
+    // Composite steps: the components before which a bootstrapping goes (indices >= 1).
+    std::vector<u32> bootstrap_inside;
   };
   std::vector<Entry> steps;
   u32 bootstraps = 0;
@@ -79,6 +88,61 @@ struct LevelPlan {
   u32 refreshed_level = 0;  // level a refreshed span starts at
   // One line per step: "  3 iteration          depth 6  12 -> 6  [bootstrap before]".
   std::string describe() const;
+};
+
+// A circuit with several live ciphertexts: a straight-line program on values. Values
+// 0 .. inputs - 1 are the program's inputs; op k reads some values and makes value inputs + k,
+// at level min(levels of its inputs) - depth (an addition has depth 0, a product or a linear layer
+// 1, a polynomial its degree's depth). A value read by a later op stays live until then, at the
+// level it was made (or refreshed) at; a bootstrapping refreshes one value to the budget's
+// refreshed level. A composite polynomial is a chain of ops (add_composite), so that a
+// bootstrapping may go between its components, and its input may stay live beside the chain (the
+// ReLU's x in x * gate(x)).
+class LevelProgram {
+ public:
+  struct Op {
+    std::string name;
+    std::vector<u32> inputs;  // value ids
+    u32 depth = 0;
+  };
+  explicit LevelProgram(u32 inputs = 1);
+  // Appends an op; returns the id of the value it makes. ParameterError for an unknown input.
+  u32 add(std::string name, std::vector<u32> inputs, u32 depth);
+  // Components of a composite polynomial applied to x, one op each ("name.1", "name.2", ...);
+  // with `product_with_input`, then "name.product" = x * chain (depth 1). Returns the last value.
+  u32 add_composite(const std::string& name, u32 x, std::span<const u32> component_depths,
+                    bool product_with_input);
+  u32 inputs() const { return inputs_; }
+  u32 values() const { return inputs_ + static_cast<u32>(ops_.size()); }
+  const std::vector<Op>& ops() const { return ops_; }
+  // "input 0", or the name of the op that makes the value.
+  std::string value_name(u32 value) const;
+
+ private:
+  u32 inputs_ = 1;
+  std::vector<Op> ops_;
+};
+
+// The outcome of LevelBudget::plan for a program: before each op, the values bootstrapped first;
+// the levels every op reads and makes. The plan has the fewest bootstrappings possible (a dynamic
+// program over the levels of the live values); among those, the highest level at the end.
+struct ProgramPlan {
+  struct Entry {
+    std::string name;
+    u32 depth = 0;
+    std::vector<u32> bootstrap_before;  // value ids refreshed just before this op
+    std::vector<u32> input_levels;      // the levels the op reads its inputs at
+    u32 level_out = 0;
+  };
+  std::vector<Entry> ops;
+  std::vector<u32> input_levels;  // of the program's inputs at the start
+  u32 refreshed_level = 0;
+  u32 bootstraps = 0;
+  // Bootstrappings that refresh a value other than the one the previous op made (a side input
+  // kept live, e.g. a ReLU's input or a residual branch).
+  u32 side_bootstraps = 0;
+  // One line per op with its levels; bootstrapped values named.
+  std::string describe(const LevelProgram& program) const;
 };
 
 class LevelBudget {
@@ -107,6 +171,10 @@ class LevelBudget {
   LevelPlan plan(std::span<const LevelStep> steps, u32 start_level) const;
   // Bootstrappings `steps` will need (plan(...).bootstraps).
   u32 count_bootstraps(std::span<const LevelStep> steps, u32 start_level) const;
+  // Plan of a program whose inputs start at `input_levels` (one per input). LevelError naming the
+  // first op that no placement of bootstrappings can run (too deep, or no bootstrapping), or when
+  // the program keeps too many values live at once to plan exactly.
+  ProgramPlan plan(const LevelProgram& program, std::span<const u32> input_levels) const;
 
  private:
   u32 refreshed_ = 0;

@@ -36,6 +36,11 @@ class MaskedPolynomial {
   u32 slots() const { return slots_; }
   u32 depth() const { return depth_; }
   const MonomialSeries& series() const { return series_; }
+  // The plaintexts evaluate() reads, in a fixed order: two instances with the same degree, zero
+  // pattern, level and slots list the same shapes, so a captured evaluation (theo/ckks/graph.h)
+  // can be replayed with another instance's coefficients by Graph::set_input on each pair.
+  std::vector<const Plaintext*> plaintexts() const;
+  std::vector<Plaintext*> plaintexts();
 
  private:
   struct Term {

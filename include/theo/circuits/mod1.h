@@ -61,6 +61,25 @@ class EvalMod {
                                          const RelinKey& rlk,
                                          std::span<const Ciphertext* const> cts,
                                          double gain = 1) const;
+  // The last double angle left open (see evaluate_batch_open): the result is factor * u^2 -
+  // constant for the u that evaluate_batch_open returns.
+  struct OpenTail {
+    i64 factor = 1;
+    double constant = 0;
+  };
+  // True when the circuit ends with a double angle (double_angles > 0, no arcsine correction), so
+  // that evaluate_batch_open can leave it to the caller.
+  bool has_open_tail() const;
+  // evaluate_batch() without its last double angle: returns u = A u' for each input (A the stage's
+  // gain, see evaluate_batch) at one level above evaluate()'s output, and in `tail` what the last
+  // step computes from it. The caller may then merge the last products of several ciphertexts
+  // into one relinearization and one rescale (Evaluator::multiply_sum_relin_rescale), e.g. the
+  // real and imaginary parts of bootstrapping: one rounding instead of two in the output.
+  // ParameterError unless has_open_tail().
+  std::vector<Ciphertext> evaluate_batch_open(const PolynomialEvaluator& pe, const Evaluator& ev,
+                                              const RelinKey& rlk,
+                                              std::span<const Ciphertext* const> cts, double gain,
+                                              OpenTail& tail) const;
   // Plaintext reference of the same computation.
   double reference(double y) const;
   // K + 1/4: the input is y = x / (K + 1/4).
@@ -71,6 +90,10 @@ class EvalMod {
   const ChebyshevSeries& cosine() const { return cos_; }
 
  private:
+  std::vector<Ciphertext> run(const PolynomialEvaluator& pe, const Evaluator& ev,
+                              const RelinKey& rlk, std::span<const Ciphertext* const> cts,
+                              double gain, OpenTail* open) const;
+
   EvalModParams params_;
   ChebyshevSeries cos_;
   ChebyshevSeries arcsine_;

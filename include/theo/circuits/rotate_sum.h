@@ -61,6 +61,10 @@ class MergedReduction {
   u32 level() const { return level_; }
   u32 slots() const { return slots_; }
   u32 inputs() const { return static_cast<u32>(mask_of_.size()); }
+  // The mask plaintexts apply() reads (one per distinct mask, in a fixed order), for replaying a
+  // captured apply() with another instance's masks (Graph::set_input on each pair).
+  std::vector<const Plaintext*> plaintexts() const;
+  std::vector<Plaintext*> plaintexts();
 
  private:
   u32 level_ = 0;

@@ -46,6 +46,9 @@ class Graph {
   // computes on value. Both must be of this graph's Context with the same level, size and scale
   // (the captured ops are fixed for them). Not allowed while capturing.
   void set_input(Ciphertext& input, const Ciphertext& value) const;
+  // The same for a plaintext operand (a mask or a constant vector that changes between replays,
+  // e.g. a schedule's per-step factor): same level and scale, and the same slot count.
+  void set_input(Plaintext& input, const Plaintext& value) const;
 
   // False when graphs were disabled (ContextOptions::graphs = false, or ExecutionPolicy::graphs()
   // off): replay() then calls the function again, op by op (the ablation baseline).

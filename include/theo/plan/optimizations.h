@@ -81,6 +81,14 @@ struct Optimizations {
     // last (the same levels per bootstrapping: Bootstrapper::input_level() says where the input
     // must be). Off: the anchor's order, input at level 0.
     bool slot_to_coeff_first = false;
+    // EvalMod's real and imaginary parts end in one product (Bootstrapper, EvalMod::OpenTail): the
+    // last double angle of both, k u_re^2 + i k u_im^2, is summed as tensor products, relinearized
+    // once and rescaled once, where each part used to end with its own relinearization and
+    // rescale. One key switch and one rescale fewer per bootstrapping, and one rounding instead
+    // of two in the output: at Delta = 2^35 that rounding (e0 + e1 s with the dense key) is what
+    // limits the precision, so the output gains about half a bit. Off: each part ends on its own
+    // and the two are added.
+    bool merged_evalmod_tail = true;
   };
   Circuits circuits;
 
@@ -109,8 +117,8 @@ struct Optimizations {
 };
 
 // The bootstrapping levers (issue 31) by name, for command lines and ablations:
-// "inplace_constants", "batched_evalmod", "lazy_polynomial" and "slot_to_coeff_first" (the
-// last two in Optimizations::Circuits).
+// "inplace_constants", "batched_evalmod", "lazy_polynomial", "slot_to_coeff_first" and
+// "merged_evalmod_tail" (the last three in Optimizations::Circuits).
 std::vector<std::string> bootstrap_lever_names();
 // Sets / reads lever `name`; ParameterError naming the known levers for any other name.
 void set_bootstrap_lever(Optimizations& o, std::string_view name, bool on);

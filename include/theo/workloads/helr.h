@@ -11,47 +11,61 @@
 // The encrypted state is (w, q) with v = kappa q, kappa = 1 - eta of the previous iteration (1 at
 // the start), so that both halves of the state take the same gradient term:
 //   w+ = kappa q + gamma g,      q+ = kappa q + rho w + gamma g,     rho = eta / (1 - eta);
-// the iteration-dependent constants then multiply the state (off the critical path) and the
-// gradient needs only the constant gamma, which rides in a mask.
+// the iteration-dependent constants multiply the state off the critical path, and gamma rides
+// in a mask that is applied anyway.
 //
-// Packing (better than the paper's, which keeps 2 x 8 weight ciphertexts of 32 features repeated
-// 1024 times and reduces each of its 8 gradient ciphertexts with 10 rotations):
-//   * complex slots carry two real features each (feature f and f + F/2), so the 1024 x 256
-//     mini-batch fills C = 4 ciphertexts of 2^15 slots instead of 8;
-//   * the mini-batch is encrypted twice, in the two layouts whose reductions are cheap: rows of
-//     F/2 complex features per sample, conjugate-packed, for the inner products (Re(z' v) sums
-//     the two halves), and columns of W = slots / B features for the gradient (samples on the
-//     outer axis, so the sample sum comes out replicated in the weights' own layout);
-//   * each of the two reductions over C ciphertexts is merged (circuits/rotate_sum.h):
-//     (a) 4 * 2 + 3 + 5 rotations + 1 conjugation, (c) 4 * 2 + 3 + 8, instead of 4 * 7 and 4 * 8;
-//   * the weights are tiled with period F/2 (what both products need, no expansion), and packed
-//     with period F = [w | q] into one sparse-slot ciphertext (F complex slots) just before a
-//     bootstrapping: one cheap sparse bootstrapping refreshes the whole state, and one rotation
-//     and one level split it again.
-// Depth per iteration: 2 (inner products) + depth(sigmoid) + 2 (gradient), 6 for degree 3; a
-// bootstrapped state (13 levels on bootparam_40, 1 for the split) carries 2 iterations.
+// Two layouts (docs/workloads.md has the tables):
+//   * kHan2019, the paper's form (what Theodosian's and Cheddar's ms/it measure): the mini-batch
+//     in C = F B / (N/2) full-slot ciphertexts of B rows x W = N/(2B) features (real slots),
+//     the weights w and q replicated over the B rows in C ciphertexts each; inner products by
+//     products summed over the C blocks and rotate-and-sum over the W columns, the sigmoid at
+//     each row's first column, replicated over the row, the gradient by products and
+//     rotate-and-sum over the B rows. Before a bootstrapping the 2C weight ciphertexts are packed
+//     into one full-slot ciphertext (block b in the rows = b mod 2C) and bootstrapped at full
+//     slots; the unpacking's masks ride in the products that follow (the next inner product's data
+//     side and the update), so it costs no level: depth 2 + depth(p) per iteration (4 for
+//     degree 3), 3 iterations per bootstrapping on bootparam_40.
+//   * kSparseWeights, the library's fast variant: complex slots carry two features, the mini-batch
+//     is encrypted in a rows layout (inner products) and a columns layout (gradient) whose merged
+//     reductions are cheap, and the state [w | q] is packed into one sparse ciphertext of F slots
+//     for a cheap sparse bootstrapping every second iteration (depth 6 per iteration).
+//
+// Graphs (HelrConfig::graphs, docs/graphs.md): each iteration's phases are captured once per
+// distinct shape (levels, bootstrapping before it) and replayed, with the iteration's batch,
+// state and schedule constants written into the captured operands first; the words are those of
+// eager execution.
 //
 // Client and server: encrypt_batch / initial_state / decrypt_weights need the client's keys;
 // iterate() uses only the evaluation keys that generate_keys() stores in this object. One Helr
-// trains one model at a time (iterate() counts bootstrappings: not for concurrent calls).
+// trains one model at a time (iterate() counts bootstrappings and keeps the captured graphs: not
+// for concurrent calls).
 
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "theo/circuits/activation_fit.h"
 #include "theo/circuits/bootstrapper.h"
 #include "theo/circuits/level_planner.h"
-#include "theo/circuits/masked_polynomial.h"
-#include "theo/circuits/rotate_sum.h"
-#include "theo/ckks/encoder.h"
 #include "theo/ckks/encryptor.h"
 #include "theo/ckks/evaluator.h"
 #include "theo/ckks/key_generator.h"
 
 namespace theo {
 
+enum class HelrLayout {
+  kSparseWeights,  // the fast variant ("sparse-weights")
+  kHan2019,        // Han et al.'s layout ("han2019")
+};
+// "sparse-weights" / "han2019".
+const char* to_string(HelrLayout layout);
+// The inverse of to_string; ParameterError naming the accepted names.
+HelrLayout helr_layout_from_string(std::string_view name);
+
 struct HelrConfig {
+  HelrLayout layout = HelrLayout::kSparseWeights;
   u32 features = 256;  // F: padded feature count incl. the bias column (power of two, >= 4)
   u32 batch = 1024;    // B: mini-batch size (power of two)
   u32 iterations = 32;
@@ -60,12 +74,17 @@ struct HelrConfig {
   // gamma = learning_rate / batch. 0.2 suits features in [0, 1] with ~200 pixels (digits 3 vs 8:
   // 99% held-out accuracy in 32 iterations, inner products within about +-9).
   double learning_rate = 0.2;
-  // Rotate-and-sum steps after the merges and of the sigmoid replication: 2, or 4 / 8 with
-  // double-hoisted steps (fewer ModUps and ModDowns, more rotation keys).
+  // Rotate-and-sum steps: 2, or 4 / 8 with double-hoisted steps (fewer ModUps and ModDowns, more
+  // rotation keys). Sparse weights: the steps after the merges and of the sigmoid replication;
+  // Han: the column sums and the replication (the row sums of the C gradient ciphertexts run as
+  // radix-2 steps batched over the C ciphertexts).
   u32 reduction_radix = 2;
   // The state is multiplied by this before each bootstrapping and divided after (inside masks,
   // no level): keeps its slots well inside the bootstrapping's input range.
   double bootstrap_scale = 0.25;
+  // Replay each iteration's phases from graphs captured once per iteration shape (false: op by
+  // op). Same words either way.
+  bool graphs = true;
 };
 
 // HELR's NAG schedule: alpha_0 = 0.01, alpha_(t+1) = (1 + sqrt(1 + 4 alpha_t^2)) / 2,
@@ -96,40 +115,50 @@ struct HelrPhaseTimes {
   }
 };
 
+namespace detail {
+class HelrForm;  // one layout's circuit (src/workloads/helr_form.h)
+}
+
 class Helr {
  public:
   struct Batch {
     u32 iteration = 0;
-    std::vector<Ciphertext> rows;     // the inner-product layout (conjugate-packed)
-    std::vector<Ciphertext> columns;  // the gradient layout
+    // The mini-batch as the inner products read it and as the gradient reads it: Han, the same C
+    // ciphertexts at two levels; sparse weights, the rows and the columns layouts.
+    std::vector<Ciphertext> inner, gradient;
   };
   struct State {
-    u32 iteration = 0;  // iterations done
-    Ciphertext w, q;    // tiled with period F/2 (empty while packed)
-    Ciphertext packed;  // [w | q] with period F, just before a bootstrapping (else empty)
+    u32 iteration = 0;             // iterations done
+    std::vector<Ciphertext> w, q;  // C ciphertexts each (Han), one each (sparse weights)
+    Ciphertext packed;             // sparse weights: [w | q] just before a bootstrapping
   };
 
   // Validates the configuration against the parameters and plans the levels (LevelError when an
   // iteration is deeper than a bootstrapping provides): before any key or encryption work.
-  // Encodes every mask once.
+  // Encodes every mask and schedule constant once.
   Helr(std::shared_ptr<const Context> ctx, const HelrConfig& cfg);
   ~Helr();
 
   const HelrConfig& config() const { return cfg_; }
-  const LevelPlan& plan() const { return plan_; }
-  u32 iteration_depth() const { return iteration_depth_; }
-  u32 slots() const { return slots_; }      // slots of the data and weight ciphertexts
-  u32 ciphertexts() const { return cts_; }  // C, per layout
-  const MonomialSeries& sigmoid() const { return sigma_; }  // p(t) ~ 1 / (1 + e^-t)
-  const Bootstrapper& bootstrapper() const { return *boot_; }
+  const LevelPlan& plan() const;
+  u32 iteration_depth() const;
+  u32 slots() const;                      // slots of the data and weight ciphertexts
+  u32 ciphertexts() const;                // data ciphertexts per mini-batch layout (C)
+  const MonomialSeries& sigmoid() const;  // p(t) ~ 1 / (1 + e^-t)
+  const Bootstrapper& bootstrapper() const;
   std::vector<int> rotations() const;  // besides the bootstrapping's
 
   // Every evaluation key (bootstrapping's, the workload's rotations), stored here.
   void generate_keys(KeyGenerator& keygen, const SecretKey& sk, bool progress = true);
+  // The keys generate_keys() made (null before), and the server side's way in: keys made by
+  // another Helr of the same Context and configuration, or loaded (circuits/bootstrapping_keys_io).
+  // MissingKeyError naming the first rotation they lack; ContextError for another Context's keys.
+  std::shared_ptr<const BootstrappingKeys> keys() const;
+  void use_keys(std::shared_ptr<const BootstrappingKeys> keys);
 
-  // Client: mini-batch `iteration` (x: B x F row-major, labels 0/1) in both layouts, at the
-  // levels the plan gives that iteration. ParameterError for wrong shapes, non-finite values or
-  // labels other than 0/1, before any encryption.
+  // Client: mini-batch `iteration` (x: B x F row-major, labels 0/1) in the layout's ciphertexts,
+  // at the levels the plan gives that iteration. ParameterError for wrong shapes, non-finite
+  // values or labels other than 0/1, before any encryption.
   Batch encrypt_batch(Encryptor& enc, std::span<const double> x,
                       std::span<const std::uint8_t> labels, u32 iteration) const;
   // Client: w = v = 0 at the default encryption level.
@@ -140,19 +169,16 @@ class Helr {
   // Server: one iteration (bootstrapping first when the plan says so). `times`: phase breakdown
   // (synchronizes the backend at each phase boundary).
   void iterate(State& s, const Batch& b, HelrPhaseTimes* times = nullptr) const;
-  u32 bootstraps() const { return planner_ ? planner_->bootstraps() : 0; }
+  // Bootstrappings run so far (counted where they run, replays included).
+  u32 bootstraps() const;
+  // Graphs captured so far (one per phase of each distinct iteration shape) and the kernels
+  // their replays launch for one iteration of each shape.
+  u32 captured_graphs() const;
+  std::size_t captured_kernels() const;
 
  private:
-  struct Impl;
-  std::shared_ptr<const Context> ctx_;
   HelrConfig cfg_;
-  MonomialSeries sigma_;
-  u32 slots_ = 0, cts_ = 0, half_ = 0, width_ = 0, iteration_depth_ = 0;
-  LevelPlan plan_;
-  std::unique_ptr<Bootstrapper> boot_;
-  std::unique_ptr<Impl> impl_;
-  std::unique_ptr<BootstrappingKeys> keys_;
-  std::unique_ptr<LevelPlanner> planner_;
+  std::unique_ptr<detail::HelrForm> form_;
 };
 
 }  // namespace theo

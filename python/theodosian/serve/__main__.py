@@ -231,6 +231,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus,
         transfer_repeats=a.transfer_repeats, gpus_per_worker=a.gpus_per_worker,
         chunk_groups=a.chunk_groups, device_results=a.device_results,
+        check_every_result=a.check_every_result, warmup_jobs=a.warmup_jobs,
+        in_process_load=not a.no_in_process_load,
         log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
         print(f"wrote {len(records)} records to {a.out}")
@@ -393,6 +395,16 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--device-results", action="store_true",
                     help="clients load results onto their own device (default: checked host "
                          "ciphertexts, as a client on another machine receives them)")
+    sp.add_argument("--check-every-result", action="store_true",
+                    help="keep every job's results and compare them all with in-process ones "
+                         "after the timing (host memory: ~12 MB per bootstrapped ciphertext); "
+                         "by default each client's last job is compared")
+    sp.add_argument("--warmup-jobs", type=int, default=0,
+                    help="untimed jobs per client before each timing (every worker loads its "
+                         "keys and builds its circuits first)")
+    sp.add_argument("--no-in-process-load", action="store_true",
+                    help="skip the in-process throughput runs (results are still checked "
+                         "against in-process evaluation)")
     sp.add_argument("--topic", default="serve", help="the header's topic (serve-scaling for "
                     "issue 26's runs)")
     sp.add_argument("--out", default="", help="JSON file ({header, results})")

@@ -200,6 +200,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                   object_store_mb: int | None = None, num_cpus: int | None = None,
                   transfer_repeats: int = 10, gpus_per_worker: float = 1.0,
                   chunk_groups: int = 4, device_results: bool = False,
+                  check_every_result: bool = False, warmup_jobs: int = 0,
+                  in_process_load: bool = True,
                   name: str = "theodosian-bench",
                   log: Callable[[str], None] = print,
                   on_record: Callable[[dict[str, Any]], None] | None = None
@@ -209,7 +211,12 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     server's results are bit-identical to in-process ones, and returns the records (each also
     handed to on_record as soon as it is measured). device_results: the clients load results
     onto their own device (by default they take checked host ciphertexts, as a client on another
-    machine does: in this benchmark the clients share the workers' machine and GPU)."""
+    machine does: in this benchmark the clients share the workers' machine and GPU).
+    check_every_result: every job's results are kept and compared after the timing (host memory:
+    jobs x batch result ciphertexts, ~12 MB each for a bootstrapping at N = 2^16); by default
+    each client's last job is. warmup_jobs: untimed jobs per client first (every worker loads
+    its keys and builds its circuits before the timing). in_process_load: False skips the
+    in-process throughput runs (the in-process results are still computed, for the checks)."""
     from . import Client, ServerConfig, start  # noqa: PLC0415
 
     t_start = time.perf_counter()
@@ -256,23 +263,29 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                 device = next((b for w in workers for b in w.get("backends", [])), ctx.backend)
             for n in clients:
                 jobs = jobs_per_client(op, n)
-                last: dict[int, list[Any]] = {}
+                kept: dict[int, list[list[Any]]] = {i: [] for i in range(n)}
 
                 def server_job(i: int) -> int:
-                    last[i] = session.run(circuit, cts, host=not device_results)
-                    return len(last[i])
+                    out = session.run(circuit, cts, host=not device_results)
+                    kept[i] = [*kept[i], out] if check_every_result else [out]
+                    return len(out)
 
-                res = run_load(server_job, n, jobs)
-                # Every client's last job, checked after the timing: bit-identical results.
-                same = all([o.to_bytes() for o in out] == want_bytes for out in last.values())
-                last.clear()
+                res = run_load(server_job, n, jobs, warmup=warmup_jobs)
+                # Checked after the timing: bit-identical results (every job's, or each client's
+                # last), plus the correctness run above.
+                outs = [out for per_client in kept.values() for out in per_client]
+                same = all([o.to_bytes() for o in out] == want_bytes for out in outs)
+                kept.clear()
                 identical = identical and same
                 rec = {"op": op, "path": "server", **res.record(), **common, "device": device,
-                       "identical_to_in_process": identical, "checked_jobs": n + 1}
+                       "identical_to_in_process": identical, "checked_jobs": len(outs) + 1,
+                       "checked": "every job" if check_every_result else "each client's last"}
                 records.append(rec)
                 log(json.dumps(rec))
                 if on_record:
                     on_record(rec)
+                if not in_process_load:
+                    continue
                 res = run_load(lambda _i: (work.in_process(op), ops_per_job)[1], n, jobs)
                 rec = {"op": op, "path": "in_process", **res.record(), **common,
                        "device": ctx.backend}
