@@ -302,12 +302,8 @@ Run train(const ContextPtr& ctx, const Helr& helr, Encryptor& enc, const Decrypt
     helr.iterate(state, batches[t], &pt);
     ctx->backend().synchronize();
     r.iter_ms.push_back(ms_since(t0));
-    r.sum.bootstrap_ms += pt.bootstrap_ms;
-    r.sum.unpack_ms += pt.unpack_ms;
-    r.sum.inner_product_ms += pt.inner_product_ms;
-    r.sum.sigmoid_ms += pt.sigmoid_ms;
-    r.sum.gradient_ms += pt.gradient_ms;
-    r.sum.update_ms += pt.update_ms;
+    for (const HelrPhase& p : kHelrPhases)
+      r.sum.*p.ms += pt.*p.ms;
     if (!pt.bootstrap_ms) r.key_switches = pt.key_switches;
     const double bits = precision_bits(helr.decrypt_weights(dec, state), ref[t]);
     r.min_bits = std::min(r.min_bits, bits);
@@ -449,6 +445,9 @@ int main(int argc, char** argv) try {
       words[mode] = r.words;
       const double total = std::accumulate(r.iter_ms.begin(), r.iter_ms.end(), 0.0);
       const double it = cfg.iterations;
+      Json phase_ms = Json::object();
+      for (const HelrPhase& p : kHelrPhases)
+        phase_ms[p.name] = r.sum.*p.ms / it;
       Json j{{"op", "helr_iteration"},
              {"layout", to_string(layout)},
              {"mode", mode},
@@ -470,13 +469,7 @@ int main(int argc, char** argv) try {
              {"mean_ms", total / it},
              {"median_ms", median(r.iter_ms)},
              {"bootstraps", r.bootstraps},
-             {"phase_ms_per_iteration",
-              {{"bootstrap", r.sum.bootstrap_ms / it},
-               {"unpack", r.sum.unpack_ms / it},
-               {"inner_product", r.sum.inner_product_ms / it},
-               {"sigmoid", r.sum.sigmoid_ms / it},
-               {"gradient", r.sum.gradient_ms / it},
-               {"update", r.sum.update_ms / it}}},
+             {"phase_ms_per_iteration", phase_ms},
              {"bootstrap_share", (r.sum.bootstrap_ms + r.sum.unpack_ms) / total},
              {"key_switches_per_iteration_excl_boot", r.key_switches},
              {"first_pass_ms", r.first_pass_ms},

@@ -48,6 +48,22 @@ def _load_cnn():
 cnn = _load_cnn()
 
 
+def save_trained(model, out: str, data, test_name: str) -> None:
+    """Saves the trained model with its accuracies and activation ranges (measured on the
+    float16 weights it is saved with) and drops the training checkpoint."""
+    xtr, ytr, xte, yte = data
+    model.save(out)  # rounds the weights to float16 first
+    model.meta["train_accuracy"] = model.accuracy(xtr, ytr)
+    model.meta["test_accuracy"] = model.accuracy(xte, yte)
+    model.meta["act_max_inputs"] = cnn.calibrate(model, xtr)
+    model.save(out)
+    if os.path.exists(out + ".checkpoint"):
+        os.remove(out + ".checkpoint")
+    print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
+          f"{model.meta['train_accuracy']:.4f}, {test_name} accuracy "
+          f"{model.meta['test_accuracy']:.4f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--relu", action="store_true",
@@ -107,15 +123,7 @@ def main() -> None:
                   "training": f"numpy {optimizer}, cosine lr {lr}, {epochs} epochs, "
                               f"batch 64, weight decay 5e-4, shifts <= {cfg.image // 16} px, residual "
                               f"branches' last BN gamma initialized x{residual_init}"}
-    model.save(out)  # rounds the weights to float16 first
-    model.meta["train_accuracy"] = model.accuracy(xtr, ytr)
-    model.meta["test_accuracy"] = model.accuracy(xte, yte)
-    model.meta["act_max_inputs"] = cnn.calibrate(model, xtr)
-    model.save(out)
-    if os.path.exists(out + ".checkpoint"):
-        os.remove(out + ".checkpoint")
-    print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
-          f"{model.meta['train_accuracy']:.4f}, test accuracy {model.meta['test_accuracy']:.4f}")
+    save_trained(model, out, data, "test")
     # Beside the model: the committed models' folder by default, --out's folder otherwise.
     images = os.path.join(os.path.dirname(os.path.abspath(out)), "digits_test8x8.json")
     print(f"{images}: {cnn.export_test_images(images)} test images (8x8, for theo_resnet)")
@@ -148,15 +156,7 @@ def train_relu(args, here: str) -> None:
                              f"/ held out {len(xte)} (stratified, seed 0)",
                   "training": f"numpy adam, cosine lr {lr}, {epochs} epochs, batch 64, weight "
                               f"decay 5e-4, shifts <= {cfg.image // 16} px"}
-    model.save(out)  # rounds the weights to float16 first
-    model.meta["train_accuracy"] = model.accuracy(xtr, ytr)
-    model.meta["test_accuracy"] = model.accuracy(xte, yte)
-    model.meta["act_max_inputs"] = cnn.calibrate(model, xtr)
-    model.save(out)
-    if os.path.exists(out + ".checkpoint"):
-        os.remove(out + ".checkpoint")
-    print(f"saved {out} ({os.path.getsize(out)} bytes): float16 weights, train accuracy "
-          f"{model.meta['train_accuracy']:.4f}, held-out accuracy {model.meta['test_accuracy']:.4f}")
+    save_trained(model, out, data, "held-out")
     images = os.path.join(os.path.dirname(os.path.abspath(out)), "mnist_test28.json")
     print(f"{images}: {cnn.export_mnist_test_images(images)} held-out images (28x28, for "
           "theo_resnet)")

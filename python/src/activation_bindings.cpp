@@ -20,6 +20,22 @@ nb::object map_real(nb::handle x, const char* what, F&& f) {
   return to_numpy(std::move(out));
 }
 
+// The module function `name`(ciphertext, sign, relin_key=None): the CompositeSignEvaluator member
+// kOp of the ciphertext, with relin_key or the Context's.
+template <auto kOp>
+void def_composite(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name,
+      [name](const WCiphertext& ct, const theo::CompositeSign& sign, const WRelinKey* rk) {
+        auto rlk = pick_relin(ct.s, nullptr, rk, name);
+        return run_ct(ct.s, true, [&] {
+          const theo::PolynomialEvaluator pe(ct.s->evaluator, *rlk);
+          return (theo::CompositeSignEvaluator(pe, ct.s->evaluator, *rlk, sign).*kOp)(ct.ct);
+        });
+      },
+      "ciphertext"_a, "sign"_a, nb::arg("relin_key").none() = nb::none(), doc);
+}
+
 }  // namespace
 
 void bind_activations(nb::module_& m) {
@@ -98,28 +114,12 @@ void bind_activations(nb::module_& m) {
         return std::string(buf);
       });
 
-  m.def(
-      "composite_sign",
-      [](const WCiphertext& ct, const theo::CompositeSign& sign, const WRelinKey* rk) {
-        auto rlk = pick_relin(ct.s, nullptr, rk, "composite_sign");
-        return run_ct(ct.s, true, [&] {
-          const theo::PolynomialEvaluator pe(ct.s->evaluator, *rlk);
-          return theo::CompositeSignEvaluator(pe, ct.s->evaluator, *rlk, sign).sign(ct.ct);
-        });
-      },
-      "ciphertext"_a, "sign"_a, nb::arg("relin_key").none() = nb::none(),
+  def_composite<&theo::CompositeSignEvaluator::sign>(
+      m, "composite_sign",
       "sign(ct) slot-wise through the composite (slots in [-1, 1], at the default scale): "
       "sign.depth levels.");
-  m.def(
-      "app_relu",
-      [](const WCiphertext& ct, const theo::CompositeSign& sign, const WRelinKey* rk) {
-        auto rlk = pick_relin(ct.s, nullptr, rk, "app_relu");
-        return run_ct(ct.s, true, [&] {
-          const theo::PolynomialEvaluator pe(ct.s->evaluator, *rlk);
-          return theo::CompositeSignEvaluator(pe, ct.s->evaluator, *rlk, sign).relu(ct.ct);
-        });
-      },
-      "ciphertext"_a, "sign"_a, nb::arg("relin_key").none() = nb::none(),
+  def_composite<&theo::CompositeSignEvaluator::relu>(
+      m, "app_relu",
       "The normalized AppReLU ct (1 + sign(ct)) / 2 (slots in [-1, 1]): sign.depth + 1 levels. "
       "For inputs on [-B, B] encrypt x / B and multiply the result by B.");
 }

@@ -75,25 +75,24 @@ struct WGraph {
   nb::tuple inputs;  // declared operands (run() writes its arguments into them)
 };
 
+// set_input for one wrapper type W (its value in w.*kValue); false when input is not a W.
+template <typename W, auto kValue>
+bool set_input_as(WGraph& g, nb::handle input, nb::handle value, const char* type) {
+  if (!nb::isinstance<W>(input)) return false;
+  if (!nb::isinstance<W>(value)) {
+    throw nb::type_error(
+        (std::string("Graph.set_input: a ") + type + " input takes a " + type + " value").c_str());
+  }
+  W& in = nb::cast<W&>(input);
+  const W& v = nb::cast<const W&>(value);
+  run_void([&] { g.g.set_input(in.*kValue, v.*kValue); });
+  in.real = v.real;
+  return true;
+}
+
 void set_input(WGraph& g, nb::handle input, nb::handle value) {
-  if (nb::isinstance<WCiphertext>(input)) {
-    if (!nb::isinstance<WCiphertext>(value))
-      throw nb::type_error("Graph.set_input: a Ciphertext input takes a Ciphertext value");
-    WCiphertext& in = nb::cast<WCiphertext&>(input);
-    const WCiphertext& v = nb::cast<const WCiphertext&>(value);
-    run_void([&] { g.g.set_input(in.ct, v.ct); });
-    in.real = v.real;
-    return;
-  }
-  if (nb::isinstance<WPlaintext>(input)) {
-    if (!nb::isinstance<WPlaintext>(value))
-      throw nb::type_error("Graph.set_input: a Plaintext input takes a Plaintext value");
-    WPlaintext& in = nb::cast<WPlaintext&>(input);
-    const WPlaintext& v = nb::cast<const WPlaintext&>(value);
-    run_void([&] { g.g.set_input(in.pt, v.pt); });
-    in.real = v.real;
-    return;
-  }
+  if (set_input_as<WCiphertext, &WCiphertext::ct>(g, input, value, "Ciphertext")) return;
+  if (set_input_as<WPlaintext, &WPlaintext::pt>(g, input, value, "Plaintext")) return;
   throw nb::type_error("Graph.set_input: the input must be a Ciphertext or a Plaintext");
 }
 

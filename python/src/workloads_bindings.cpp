@@ -193,12 +193,8 @@ void bind_workloads(nb::module_& m) {
             }
             if (!times) return nb::none();
             nb::dict d;
-            d["bootstrap_ms"] = pt.bootstrap_ms;
-            d["unpack_ms"] = pt.unpack_ms;
-            d["inner_product_ms"] = pt.inner_product_ms;
-            d["sigmoid_ms"] = pt.sigmoid_ms;
-            d["gradient_ms"] = pt.gradient_ms;
-            d["update_ms"] = pt.update_ms;
+            for (const theo::HelrPhase& p : theo::kHelrPhases)
+              d[(std::string(p.name) + "_ms").c_str()] = pt.*p.ms;
             d["total_ms"] = pt.total_ms();
             d["key_switches"] = pt.key_switches;
             return d;

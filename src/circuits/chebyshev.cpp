@@ -8,16 +8,7 @@
 namespace theo {
 
 double ChebyshevSeries::operator()(double x) const {
-  if (coeffs.empty()) return 0;
-  const double y = (2 * x - a - b) / (b - a);
-  // Clenshaw: b_k = c_k + 2y b_{k+1} - b_{k+2}; p = c_0 + y b_1 - b_2.
-  double b1 = 0, b2 = 0;
-  for (std::size_t k = coeffs.size() - 1; k >= 1; --k) {
-    const double t = coeffs[k] + 2 * y * b1 - b2;
-    b2 = b1;
-    b1 = t;
-  }
-  return coeffs[0] + y * b1 - b2;
+  return clenshaw(coeffs, (2 * x - a - b) / (b - a));
 }
 
 ChebyshevSeries chebyshev_fit(const std::function<double(double)>& f, double a, double b,

@@ -37,18 +37,6 @@ ld eval_odd(const std::vector<ld>& c, ld x) {
   return s;
 }
 
-// Clenshaw in long double on [-1, 1].
-ld clenshaw(const std::vector<double>& c, ld y) {
-  if (c.empty()) return 0;
-  ld b1 = 0, b2 = 0;
-  for (std::size_t k = c.size() - 1; k >= 1; --k) {
-    const ld t = c[k] + 2 * y * b1 - b2;
-    b2 = b1;
-    b1 = t;
-  }
-  return c[0] + y * b1 - b2;
-}
-
 // Gaussian elimination with partial pivoting; a is m x (m + 1) (the last column the right side).
 std::vector<ld> solve(std::vector<std::vector<ld>> a) {
   const std::size_t m = a.size();

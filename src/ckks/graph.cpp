@@ -44,24 +44,44 @@ void Graph::replay() {
   eager_();
 }
 
-void Graph::set_input(Ciphertext& input, const Ciphertext& value) const {
-  if (!ctx_)
-    throw ContextError("Graph::set_input: the graph is empty (default-made or moved from)");
-  if (input.empty()) throw ContextError("Graph::set_input: input is empty");
-  if (value.empty()) throw ContextError("Graph::set_input: value is empty");
-  if (input.context_id() != ctx_->id() || value.context_id() != ctx_->id())
+namespace {
+
+// What both set_input overloads check before the shapes: a graph, and operands of its Context;
+// `what` names the operand type in the messages ("" or " plaintext").
+template <class T>
+void check_operands(const ContextPtr& ctx, const T& input, const T& value, const char* what) {
+  if (!ctx) throw ContextError("Graph::set_input: the graph is empty (default-made or moved from)");
+  if (input.empty())
+    throw ContextError(std::string("Graph::set_input: input") + what + " is empty");
+  if (value.empty())
+    throw ContextError(std::string("Graph::set_input: value") + what + " is empty");
+  if (input.context_id() != ctx->id() || value.context_id() != ctx->id())
     throw ContextError("Graph::set_input: input and value must belong to the graph's Context");
+}
+
+// What both check after the shapes: the scale the captured ops were fixed for, and no capture
+// running; the backend to copy with.
+template <class T>
+Backend& check_scale(const ContextPtr& ctx, const T& input, const T& value, const char* what) {
+  if (input.scale() != value.scale())
+    throw ScaleError(std::string("Graph::set_input: value") + what +
+                     "'s scale differs from input's (the captured ops were fixed for input's "
+                     "scale)");
+  Backend& be = ctx->backend();
+  if (be.capturing()) throw BackendError("Graph::set_input is not allowed while capturing");
+  return be;
+}
+
+}  // namespace
+
+void Graph::set_input(Ciphertext& input, const Ciphertext& value) const {
+  check_operands(ctx_, input, value, "");
   if (input.level() != value.level() || input.size() != value.size())
     throw LevelError("Graph::set_input: value (level " + std::to_string(value.level()) + ", " +
                      std::to_string(value.size()) + " polys) differs from input (level " +
                      std::to_string(input.level()) + ", " + std::to_string(input.size()) +
                      " polys)");
-  if (input.scale() != value.scale())
-    throw ScaleError(
-        "Graph::set_input: value's scale differs from input's (the captured ops "
-        "were fixed for input's scale)");
-  Backend& be = ctx_->backend();
-  if (be.capturing()) throw BackendError("Graph::set_input is not allowed while capturing");
+  Backend& be = check_scale(ctx_, input, value, "");
   for (u32 i = 0; i < input.size(); ++i)
     be.copy(value.poly(i).cref(), input.poly(i).ref());
   input.set_slots(value.slots());
@@ -72,24 +92,14 @@ void Graph::set_input(Ciphertext& input, const Ciphertext& value) const {
 }
 
 void Graph::set_input(Plaintext& input, const Plaintext& value) const {
-  if (!ctx_)
-    throw ContextError("Graph::set_input: the graph is empty (default-made or moved from)");
-  if (input.empty()) throw ContextError("Graph::set_input: input plaintext is empty");
-  if (value.empty()) throw ContextError("Graph::set_input: value plaintext is empty");
-  if (input.context_id() != ctx_->id() || value.context_id() != ctx_->id())
-    throw ContextError("Graph::set_input: input and value must belong to the graph's Context");
+  check_operands(ctx_, input, value, " plaintext");
   if (input.level() != value.level())
     throw LevelError("Graph::set_input: value plaintext (level " + std::to_string(value.level()) +
                      ") differs from input (level " + std::to_string(input.level()) + ")");
-  if (input.scale() != value.scale())
-    throw ScaleError(
-        "Graph::set_input: value plaintext's scale differs from input's (the captured ops "
-        "were fixed for input's scale)");
   if (input.slots() != value.slots())
     throw ParameterError("Graph::set_input: value plaintext has " + std::to_string(value.slots()) +
                          " slots, input " + std::to_string(input.slots()));
-  Backend& be = ctx_->backend();
-  if (be.capturing()) throw BackendError("Graph::set_input is not allowed while capturing");
+  Backend& be = check_scale(ctx_, input, value, " plaintext");
   be.copy(value.poly().cref(), input.poly().ref());
 }
 

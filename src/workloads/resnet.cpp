@@ -79,14 +79,7 @@ ResNetInference::ResNetInference(std::shared_ptr<const Context> ctx, const ResNe
     impl_ = compile_relu_resnet(std::move(ctx), model, boot, level, options);
     return;
   }
-  auto q = std::make_unique<QuadraticResNet>();
-  q->ctx = std::move(ctx);
-  q->model = model;
-  q->options = options;
-  q->boot = boot;
-  q->input_level = level;
-  q->compile();
-  impl_ = std::move(q);
+  impl_ = compile_network<QuadraticResNet>(std::move(ctx), model, boot, level, options);
 }
 
 void QuadraticResNet::compile() {

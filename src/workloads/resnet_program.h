@@ -67,6 +67,21 @@ struct ResNetInference::Impl {
   virtual std::string activation_name() const = 0;
 };
 
+// A network of type Net (an Impl with a compile()) over these inputs, compiled.
+template <class Net>
+std::unique_ptr<ResNetInference::Impl> compile_network(ContextPtr ctx, const ResNetModel& model,
+                                                       const Bootstrapper* boot, u32 input_level,
+                                                       const ResNetOptions& options) {
+  auto net = std::make_unique<Net>();
+  net->ctx = std::move(ctx);
+  net->model = model;
+  net->options = options;
+  net->boot = boot;
+  net->input_level = input_level;
+  net->compile();
+  return net;
+}
+
 // The ReLU network (AppReLU through CompositeSign; resnet_relu.cpp).
 std::unique_ptr<ResNetInference::Impl> compile_relu_resnet(ContextPtr ctx, const ResNetModel& model,
                                                            const Bootstrapper* boot,

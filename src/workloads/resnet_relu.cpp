@@ -123,22 +123,27 @@ void ReluResNet::compile() {
   input_layout = TensorLayout::dense(model.channels, model.image, model.image, slots);
   TensorLayout layout = input_layout.strided(1, model.widths[0]);
   const LinearTransformOptions lt{0, options.min_keys, std::nullopt};
+  // A convolution with its folded batch norm as a linear step from value x: conv(in -> out) of
+  // the weights times `scale`, its bias times `bias_scale`.
+  auto conv = [&](const std::string& name, u32 x, const TensorLayout& in, const TensorLayout& out,
+                  const Conv2dWeights& w, double scale, double bias_scale) {
+    return linear(
+        name, x,
+        [&, w, scale, bias_scale, in, out](u32 level) {
+          Encoder enc(ctx);
+          return std::make_unique<CnnLinearLayer>(enc, conv2d_matrix(in, out, w, scale),
+                                                  conv2d_bias(in, out, w, 0.0, 0.0, bias_scale),
+                                                  level, linear_output_period(in, out), out, lt);
+        },
+        Step::Kind::kLinear);
+  };
   // stem
   u32 h;
   double h_scale;
   {
     const Conv2dWeights w = folded_conv(model, "stem.conv", "stem.bn", 1);
     const double s0 = 1 / bounds[0];
-    const TensorLayout in = input_layout, out = layout;
-    const u32 x0 = linear(
-        "stem.conv", 0,
-        [&, w, s0, in, out](u32 level) {
-          Encoder enc(ctx);
-          return std::make_unique<CnnLinearLayer>(enc, conv2d_matrix(in, out, w, s0),
-                                                  conv2d_bias(in, out, w, 0.0, 0.0, s0), level,
-                                                  linear_output_period(in, out), out, lt);
-        },
-        Step::Kind::kLinear);
+    const u32 x0 = conv("stem.conv", 0, input_layout, layout, w, s0, s0);
     const double f = gate_factor(0, 0);
     h = relu("stem.relu", x0, 0, f);
     h_scale = bounds[0] / f;
@@ -150,27 +155,11 @@ void ReluResNet::compile() {
     const TensorLayout in = layout, out = layout.strided(b.stride, b.out);
     const Conv2dWeights w1 = folded_conv(model, b.name + ".conv1", b.name + ".bn1", b.stride);
     const double s1 = h_scale / bounds[a1], inv1 = 1 / bounds[a1];
-    const u32 x1 = linear(
-        b.name + ".conv1", h,
-        [&, w1, s1, inv1, in, out](u32 level) {
-          Encoder enc(ctx);
-          return std::make_unique<CnnLinearLayer>(enc, conv2d_matrix(in, out, w1, s1),
-                                                  conv2d_bias(in, out, w1, 0.0, 0.0, inv1), level,
-                                                  linear_output_period(in, out), out, lt);
-        },
-        Step::Kind::kLinear);
+    const u32 x1 = conv(b.name + ".conv1", h, in, out, w1, s1, inv1);
     const u32 y = relu(b.name + ".relu1", x1, a1, 1.0);
     const Conv2dWeights w2 = folded_conv(model, b.name + ".conv2", b.name + ".bn2", 1);
     const double s2 = bounds[a1] / bounds[a2], inv2 = 1 / bounds[a2];
-    const u32 z = linear(
-        b.name + ".conv2", y,
-        [&, w2, s2, inv2, out](u32 level) {
-          Encoder enc(ctx);
-          return std::make_unique<CnnLinearLayer>(enc, conv2d_matrix(out, out, w2, s2),
-                                                  conv2d_bias(out, out, w2, 0.0, 0.0, inv2), level,
-                                                  linear_output_period(out, out), out, lt);
-        },
-        Step::Kind::kLinear);
+    const u32 z = conv(b.name + ".conv2", y, out, out, w2, s2, inv2);
     const double sc = h_scale / bounds[a2];  // shortcut: x2 gets sc * h
     u32 shortcut = h;
     if (b.stride != 1 || b.in != b.out) {
@@ -452,14 +441,7 @@ std::unique_ptr<ResNetInference::Impl> compile_relu_resnet(ContextPtr ctx, const
                                                            const Bootstrapper* boot,
                                                            u32 input_level,
                                                            const ResNetOptions& options) {
-  auto r = std::make_unique<ReluResNet>();
-  r->ctx = std::move(ctx);
-  r->model = model;
-  r->options = options;
-  r->boot = boot;
-  r->input_level = input_level;
-  r->compile();
-  return r;
+  return compile_network<ReluResNet>(std::move(ctx), model, boot, input_level, options);
 }
 
 }  // namespace theo

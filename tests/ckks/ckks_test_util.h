@@ -28,6 +28,20 @@ inline ParameterSet generated_params(u32 log_n, u32 levels) {
   return generate_prime_system(spec);
 }
 
+// A bootstrappable 25-30 prime system at Delta = 2^40: `levels` user levels, `boot_levels` for the
+// bootstrapping, `cts_levels` / `stc_levels` of them for CoeffToSlot / SlotToCoeff.
+inline ParameterSet generated_boot_params(u32 log_n, u32 levels, u32 boot_levels, u32 cts_levels,
+                                          u32 stc_levels) {
+  PrimeSystemSpec spec;
+  spec.log_n = log_n;
+  spec.log_scale = 40;
+  spec.levels = levels;
+  spec.boot_levels = boot_levels;
+  spec.num_cts_levels = cts_levels;
+  spec.num_stc_levels = stc_levels;
+  return generate_prime_system(spec);
+}
+
 // Options of a test Context on `backend`. Tests opt in to insecure sets explicitly (small N, or
 // more levels than the bound allows).
 inline ContextOptions test_options(BackendChoice backend = BackendChoice::kCpu) {

@@ -7,48 +7,16 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <random>
 
 #include "backend_test.h"
-#include "ckks/ckks_test_util.h"
-#include "theo/math/prime_system.h"
-#include "theo/theodosian.h"
-#include "theo/workloads/digits.h"
-#include "theo/workloads/helr.h"
+#include "workloads/helr_test_util.h"
 
 namespace theo::test {
 namespace {
 
 ContextPtr boot_context(BackendChoice backend) {
-  PrimeSystemSpec spec;
-  spec.log_n = 12;
-  spec.log_scale = 40;
-  spec.levels = 16;
-  spec.boot_levels = 12;
-  spec.num_cts_levels = 4;
-  spec.num_stc_levels = 3;
-  return Context::create(generate_prime_system(spec), test_options(backend));
-}
-
-struct Mnist {
-  std::vector<double> x;  // samples x F
-  std::vector<std::uint8_t> labels;
-};
-
-Mnist mnist_3_vs_8(u32 features) {
-  const Digits d =
-      load_digits(std::string(THEO_SOURCE_DIR) + "/python/theodosian/data/mnist14_3v8.bin");
-  Mnist out;
-  std::vector<u32> idx;
-  for (u32 i = 0; i < d.count(); ++i) {
-    idx.push_back(i);
-    out.labels.push_back(d.labels[i] == 8 ? 1 : 0);
-  }
-  out.x = digit_features(d, idx, features);
-  return out;
+  return Context::create(helr_boot_params(), test_options(backend));
 }
 
 // Hashes of every state ciphertext after each iteration.
@@ -86,7 +54,7 @@ std::vector<u64> train_twice(BackendChoice backend, HelrLayout layout, u32 itera
   Decryptor dec(ctx, sk);
   Evaluator ev(ctx);
 
-  const Mnist data = mnist_3_vs_8(cfg.features);
+  const HelrData data = mnist_3_vs_8(cfg.features);
   const auto ref = helr_reference_train(cfg, data.x, data.labels, batches);
   std::vector<u64> hashes;
   // Two trainings: the second replays the graphs the first captured, on new encryptions.
@@ -98,15 +66,7 @@ std::vector<u64> train_twice(BackendChoice backend, HelrLayout layout, u32 itera
     for (const Ciphertext& c : sg.q)
       se.q.push_back(ev.clone(c));
     for (u32 t = 0; t < iterations; ++t) {
-      std::vector<double> bx;
-      std::vector<std::uint8_t> by;
-      for (u32 k = 0; k < cfg.batch; ++k) {
-        const u32 i = batches[t * cfg.batch + k];
-        bx.insert(bx.end(), data.x.begin() + static_cast<std::ptrdiff_t>(i) * cfg.features,
-                  data.x.begin() + static_cast<std::ptrdiff_t>(i + 1) * cfg.features);
-        by.push_back(data.labels[i]);
-      }
-      const Helr::Batch b = graph.encrypt_batch(enc, bx, by, t);
+      const Helr::Batch b = encrypt_iteration(graph, enc, data, cfg, batches, t);
       graph.iterate(sg, b);
       eager.iterate(se, b);
       const u64 h = state_hash(*ctx, sg);
@@ -114,13 +74,8 @@ std::vector<u64> train_twice(BackendChoice backend, HelrLayout layout, u32 itera
           << to_string(layout) << ": graph replay differs from eager execution after iteration "
           << t << " of pass " << pass;
       hashes.push_back(h);
-      const auto w = graph.decrypt_weights(dec, sg);
-      double err = 0, scale = 0;
-      for (u32 j = 0; j < cfg.features; ++j) {
-        err = std::max(err, std::abs(w[j] - ref[t][j]));
-        scale = std::max(scale, std::abs(ref[t][j]));
-      }
-      const double bits = -std::log2(err / scale);
+      double scale = 0;
+      const double bits = weight_bits(graph, dec, sg, ref[t], scale);
       std::printf(
           "[precision] %s pass %u iteration %u: weights vs plaintext %.2f bits (max |w| "
           "%.3f)\n",
@@ -144,16 +99,7 @@ class HelrReplay : public OnBackend {
  protected:
   void run(HelrLayout layout, u32 iterations, u32 expect_bootstraps) {
     // Distinct images per batch (64 of 1000), from a fresh seed each run.
-    const u64 seed = std::random_device{}();
-    std::printf("batch sampling seed %llu\n", static_cast<unsigned long long>(seed));
-    std::mt19937_64 rng(seed);
-    std::vector<u32> all(1000), batches;
-    for (u32 i = 0; i < all.size(); ++i)
-      all[i] = i;
-    for (u32 t = 0; t < iterations; ++t) {
-      std::shuffle(all.begin(), all.end(), rng);
-      batches.insert(batches.end(), all.begin(), all.begin() + 64);
-    }
+    const std::vector<u32> batches = random_batches(1000, 64, iterations);
     const std::vector<u64> got =
         train_twice(backend(), layout, iterations, batches, expect_bootstraps);
     if (!on_cpu()) {

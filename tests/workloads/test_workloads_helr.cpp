@@ -6,53 +6,15 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <random>
 
-#include "theo/math/prime_system.h"
-#include "theo/theodosian.h"
-#include "theo/workloads/digits.h"
-#include "theo/workloads/helr.h"
+#include "workloads/helr_test_util.h"
 
-namespace theo {
+namespace theo::test {
 namespace {
 
-ParameterSet small_boot_params() {
-  PrimeSystemSpec spec;
-  spec.log_n = 12;
-  spec.log_scale = 40;
-  spec.levels = 16;
-  spec.boot_levels = 12;
-  spec.num_cts_levels = 4;
-  spec.num_stc_levels = 3;
-  return generate_prime_system(spec);
-}
-
 ContextPtr make_ctx() {
-  ContextOptions o;
-  o.backend = BackendChoice::kCpu;
-  o.allow_insecure = true;
-  return Context::create(small_boot_params(), o);
-}
-
-struct Data {
-  std::vector<double> x;  // samples x F
-  std::vector<std::uint8_t> labels;
-};
-
-Data mnist_3_vs_8(u32 features) {
-  const Digits d =
-      load_digits(std::string(THEO_SOURCE_DIR) + "/python/theodosian/data/mnist14_3v8.bin");
-  std::vector<u32> idx;
-  Data out;
-  for (u32 i = 0; i < d.count(); ++i) {
-    idx.push_back(i);
-    out.labels.push_back(d.labels[i] == 8 ? 1 : 0);
-  }
-  out.x = digit_features(d, idx, features);
-  return out;
+  return Context::create(helr_boot_params(), test_options());
 }
 
 // Trains `cfg.iterations` encrypted iterations on fresh batches and checks every iteration's
@@ -65,20 +27,10 @@ void train_and_compare(const HelrConfig& cfg, u32 expect_bootstraps) {
   EXPECT_EQ(helr.slots(), 2048u);
   EXPECT_EQ(helr.plan().bootstraps, expect_bootstraps);
 
-  const Data data = mnist_3_vs_8(cfg.features);
-  const u32 n = static_cast<u32>(data.labels.size());
-  const u64 seed = std::random_device{}();
-  std::printf("batch sampling seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  const HelrData data = mnist_3_vs_8(cfg.features);
   // Batches of distinct images (64 of 1000).
-  std::vector<u32> batches;
-  std::vector<u32> all(n);
-  for (u32 i = 0; i < n; ++i)
-    all[i] = i;
-  for (u32 t = 0; t < cfg.iterations; ++t) {
-    std::shuffle(all.begin(), all.end(), rng);
-    batches.insert(batches.end(), all.begin(), all.begin() + cfg.batch);
-  }
+  const std::vector<u32> batches =
+      random_batches(static_cast<u32>(data.labels.size()), cfg.batch, cfg.iterations);
   const auto ref = helr_reference_train(cfg, data.x, data.labels, batches);
 
   KeyGenerator keygen(ctx);
@@ -89,24 +41,11 @@ void train_and_compare(const HelrConfig& cfg, u32 expect_bootstraps) {
   helr.generate_keys(keygen, sk, false);
   Helr::State state = helr.initial_state(enc);
   for (u32 t = 0; t < cfg.iterations; ++t) {
-    std::vector<double> bx;
-    std::vector<std::uint8_t> by;
-    for (u32 k = 0; k < cfg.batch; ++k) {
-      const u32 i = batches[t * cfg.batch + k];
-      bx.insert(bx.end(), data.x.begin() + static_cast<std::ptrdiff_t>(i) * cfg.features,
-                data.x.begin() + static_cast<std::ptrdiff_t>(i + 1) * cfg.features);
-      by.push_back(data.labels[i]);
-    }
-    const Helr::Batch batch = helr.encrypt_batch(enc, bx, by, t);
+    const Helr::Batch batch = encrypt_iteration(helr, enc, data, cfg, batches, t);
     HelrPhaseTimes times;
     helr.iterate(state, batch, &times);
-    const auto w = helr.decrypt_weights(dec, state);
-    double err = 0, scale = 0;
-    for (u32 j = 0; j < cfg.features; ++j) {
-      err = std::max(err, std::abs(w[j] - ref[t][j]));
-      scale = std::max(scale, std::abs(ref[t][j]));
-    }
-    const double bits = -std::log2(err / scale);
+    double scale = 0;
+    const double bits = weight_bits(helr, dec, state, ref[t], scale);
     std::printf(
         "[precision] %s iteration %u: weights vs plaintext %.2f bits (max |w| %.3f), %.0f ms, "
         "%u key switches\n",
@@ -234,4 +173,4 @@ TEST(Helr, ReferenceAndScheduleBasics) {
 }
 
 }  // namespace
-}  // namespace theo
+}  // namespace theo::test

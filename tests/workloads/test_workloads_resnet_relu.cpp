@@ -8,18 +8,6 @@
 namespace theo::test {
 namespace {
 
-// A bootstrappable N = 2^12 set (insecure) with `levels` user levels.
-ParameterSet boot_params_with_levels(u32 levels) {
-  PrimeSystemSpec spec;
-  spec.log_n = 12;
-  spec.log_scale = 40;
-  spec.levels = levels;
-  spec.boot_levels = 13;
-  spec.num_cts_levels = 2;
-  spec.num_stc_levels = 2;
-  return generate_prime_system(spec);
-}
-
 TEST(ResNetWorkload, ReluNetworkMatchesItsPlaintextAppRelu) {
   // The papers' network on a reduced configuration: a random ReLU ResNet (widths 2 / 4, one
   // block per stage, 8x8 input: 5 ReLUs), a cheaper sign (7-7, depth 6) so that CI stays short,
@@ -35,7 +23,7 @@ TEST(ResNetWorkload, ReluNetworkMatchesItsPlaintextAppRelu) {
   for (int i = 0; i < 8; ++i)
     calibration.push_back(random_image(model, rng));
   model.calibrate(calibration);
-  Env e(boot_params_with_levels(8));
+  Env e(generated_boot_params(12, 8, 13, 2, 2));  // N = 2^12 (insecure), 8 user levels
   const Bootstrapper boot(e.ctx, ResNetInference::bootstrap_config(model));
   ResNetOptions o;
   o.sign = CompositeSign::fit({7, 7}, 1.0 / 32);

@@ -20,6 +20,21 @@ struct ChebyshevSeries {
   double operator()(double x) const;
 };
 
+// sum_k c_k T_k(y) for y in [-1, 1] by Clenshaw's recurrence, in the arithmetic of T (double, or
+// long double where a fit needs the extra bits).
+template <typename T>
+T clenshaw(const std::vector<double>& c, T y) {
+  if (c.empty()) return 0;
+  // b_k = c_k + 2y b_{k+1} - b_{k+2}; p = c_0 + y b_1 - b_2.
+  T b1 = 0, b2 = 0;
+  for (std::size_t k = c.size() - 1; k >= 1; --k) {
+    const T t = c[k] + 2 * y * b1 - b2;
+    b2 = b1;
+    b1 = t;
+  }
+  return c[0] + y * b1 - b2;
+}
+
 // Interpolant of f at the d + 1 Chebyshev nodes of [a, b] (near-minimax; error close to the best
 // degree-d approximation for smooth f).
 ChebyshevSeries chebyshev_fit(const std::function<double(double)>& f, double a, double b,

@@ -115,6 +115,17 @@ struct HelrPhaseTimes {
   }
 };
 
+// The phases of an iteration by name, each with its time in HelrPhaseTimes: the one list the
+// reports (Python's times dict, the benchmark's records) walk.
+struct HelrPhase {
+  const char* name;
+  double HelrPhaseTimes::*ms;
+};
+inline constexpr HelrPhase kHelrPhases[] = {
+    {"bootstrap", &HelrPhaseTimes::bootstrap_ms},         {"unpack", &HelrPhaseTimes::unpack_ms},
+    {"inner_product", &HelrPhaseTimes::inner_product_ms}, {"sigmoid", &HelrPhaseTimes::sigmoid_ms},
+    {"gradient", &HelrPhaseTimes::gradient_ms},           {"update", &HelrPhaseTimes::update_ms}};
+
 namespace detail {
 class HelrForm;  // one layout's circuit (src/workloads/helr_form.h)
 }
