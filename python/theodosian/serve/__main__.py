@@ -188,11 +188,28 @@ def cmd_openapi(a: argparse.Namespace) -> int:
     return 0
 
 
+def parse_jobs(text: str) -> dict[str, int]:
+    """--jobs: 'N' (every op) or 'N,op=M,...' / 'op=M,...' (per op; '' keys the default 8)."""
+    out = {"": 8}
+    for part in str(text).split(","):
+        op, _, n = part.rpartition("=")
+        try:
+            value = int(n)
+        except ValueError:
+            raise SystemExit(f"--jobs: {part!r} is not N or op=N") from None
+        if value < 1:
+            raise SystemExit(f"--jobs: {part!r}: at least 1 job")
+        out[op.strip()] = value
+    return out
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_benchmark  # noqa: PLC0415
 
+    per_op = parse_jobs(a.jobs)
+
     def jobs(op: str, clients: int) -> int:
-        return max(a.jobs // clients, a.min_jobs_per_client)
+        return max(per_op.get(op, per_op[""]) // clients, a.min_jobs_per_client)
 
     header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
               "gpus_per_worker": a.gpus_per_worker, "backend": a.backend,
@@ -378,8 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--gpus-per-worker", type=float, default=1.0,
                     help="below 1: several workers share a GPU (e.g. 0.5: 2 per GPU)")
     sp.add_argument("--batch", type=int, default=16, help="operations per job")
-    sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
-                    "the clients)")
+    sp.add_argument("--jobs", default="8", help="jobs per configuration (split over the "
+                    "clients): N, or per op as N,hmult=M")
     sp.add_argument("--min-jobs-per-client", type=int, default=2)
     sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
     sp.add_argument("--allow-insecure", action="store_true")
