@@ -13,7 +13,8 @@
 #   scripts/gpu/serve-scaling.sh [CARRY_DIR]      (default .carry/serve; from the repository root)
 #
 # Environment: GPU_COUNTS (default 1,2,4), CLIENTS (default 32: 8 per GPU at 4 GPUs, so every
-# worker always has queued jobs), JOBS (jobs per client count, default 128: 4 per client), OPS
+# worker always has queued jobs), JOBS (jobs per client count, default 192,hmult=64: 6 and 2 per
+# client), OPS
 # (default boot,hmult), BATCH (default 16), CHUNK (default 4), PRESET (default bootparam_40),
 # PART_LIMIT_S (seconds per GPU count, default 200), MACHINE (the lent kind, for the header;
 # default nvidia-<card>-x<GPUs seen>), EXTRA_ARGS. A rehearsal without a GPU:
@@ -22,7 +23,7 @@
 #     scripts/gpu/serve-scaling.sh
 # Writes $OUT/serve-scaling/: <card>-serve-scaling-<date>.json ({header, results}: op, path,
 # clients, gpus, throughput_per_s, p50_ms, p99_ms, device, identical_to_in_process, checked_jobs,
-# ...), part-<gpus>.json, bench.log, nvidia-smi.csv, env.txt, summary.txt (printed last).
+# ...), part-<gpus>.json, bench.log, nvidia-smi.csv, cpu.txt, env.txt, summary.txt (printed last).
 set -uo pipefail
 # shellcheck source=scripts/gpu/serve-common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/serve-common.bash"
@@ -34,6 +35,10 @@ MACHINE="${MACHINE:-cpu}"
 nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv -l 1 \
   >"$OUTDIR/nvidia-smi.csv" 2>/dev/null &
 smi=$!
+# The host's CPU time every second (/proc/stat's first line, with the time): where a host-side
+# limit shows.
+(while :; do echo "$(date +%T) $(head -n1 /proc/stat)"; sleep 1; done) >"$OUTDIR/cpu.txt" &
+cpu=$!
 
 rc=0
 IFS=, read -r -a counts <<<"${GPU_COUNTS:-1,2,4}"
@@ -44,7 +49,8 @@ for g in "${counts[@]}"; do
   # shellcheck disable=SC2086  # EXTRA_ARGS is a list of options
   timeout -s INT -k 10 "${PART_LIMIT_S:-200}" "$PY" -m theodosian.serve bench \
     --preset "${PRESET:-bootparam_40}" --ops "${OPS:-boot,hmult}" --clients "${CLIENTS:-32}" \
-    --gpus "$g" --batch "${BATCH:-16}" --chunk-groups "${CHUNK:-4}" --jobs "${JOBS:-128}" \
+    --gpus "$g" --batch "${BATCH:-16}" --chunk-groups "${CHUNK:-4}" \
+    --jobs "${JOBS:-192,hmult=64}" \
     --num-cpus "$(nproc)" --object-store-mb "${OBJECT_STORE_MB:-40000}" --transfer-repeats 3 \
     --check-every-result --warmup-jobs 1 "${inproc[@]}" --topic serve-scaling \
     --out "$OUTDIR/part-$g.json" ${EXTRA_ARGS:-} 2>&1 | grep -v 'Token authentication' |
@@ -53,7 +59,7 @@ for g in "${counts[@]}"; do
   say "gpus $g exit $prc"
   [[ $prc -eq 0 ]] || rc=1
 done
-kill "$smi" 2>/dev/null
+kill "$smi" "$cpu" 2>/dev/null
 
 json="$OUTDIR/${card:-cpu}-serve-scaling-$(date -u +%F).json"
 "$PY" - "$OUTDIR" "$json" "$MACHINE" <<'PY' | tee "$OUTDIR/summary.txt"

@@ -209,11 +209,28 @@ def _record_writer(out: str, header: dict,
     return write
 
 
+def parse_jobs(text: str) -> dict[str, int]:
+    """--jobs: 'N' (every op) or 'N,op=M,...' / 'op=M,...' (per op; '' keys the default 8)."""
+    out = {"": 8}
+    for part in str(text).split(","):
+        op, _, n = part.rpartition("=")
+        try:
+            value = int(n)
+        except ValueError:
+            raise SystemExit(f"--jobs: {part!r} is not N or op=N") from None
+        if value < 1:
+            raise SystemExit(f"--jobs: {part!r}: at least 1 job")
+        out[op.strip()] = value
+    return out
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_benchmark  # noqa: PLC0415
 
+    per_op = parse_jobs(a.jobs)
+
     def jobs(op: str, clients: int) -> int:
-        return max(a.jobs // clients, a.min_jobs_per_client)
+        return max(per_op.get(op, per_op[""]) // clients, a.min_jobs_per_client)
 
     header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
               "gpus_per_worker": a.gpus_per_worker, "backend": a.backend,
@@ -252,7 +269,7 @@ def cmd_bench_http(a: argparse.Namespace) -> int:
     records = run_http_benchmark(
         preset=a.preset, ops=a.ops.split(","), clients=[int(c) for c in a.clients.split(",")],
         gpus=a.gpus, batch=a.batch,
-        jobs_per_client=lambda n: max(a.jobs // n, a.min_jobs_per_client),
+        jobs_per_client=lambda n: max(parse_jobs(a.jobs)[""] // n, a.min_jobs_per_client),
         boot_slots=a.boot_slots, allow_insecure=a.allow_insecure, backend=a.backend,
         threads=a.threads, key_budget=int(a.key_budget_mb) << 20,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus, chunk_groups=a.chunk_groups,
@@ -278,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         # The workload, client and server options of both benchmarks.
         sp.add_argument("--gpus", type=int, default=1, help="workers (one per GPU)")
         sp.add_argument("--batch", type=int, default=16, help="operations per job")
-        sp.add_argument("--jobs", type=int, default=8, help="jobs per configuration (split over "
-                        "the clients)")
+        sp.add_argument("--jobs", default="8", help="jobs per configuration (split over the "
+                        "clients): N, or per op as N,hmult=M (the HTTP benchmark: N)")
         sp.add_argument("--min-jobs-per-client", type=int, default=2)
         sp.add_argument("--boot-slots", type=int, default=0, help="0: N/2")
         sp.add_argument("--allow-insecure", action="store_true")

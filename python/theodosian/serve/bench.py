@@ -224,6 +224,11 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                              allow_insecure=allow_insecure, threads=threads, log=log,
                              since=t_start)
     ctx, keys = work.context, work.keys
+    # The clients' results land in ordinary host memory, as on a client machine without a GPU:
+    # a CUDA Context's host ciphertexts are page-locked, and pinning every result in the one
+    # process that plays all the clients would serialize them on the driver.
+    host_ctx = ctx if ctx.backend.startswith("cpu") else th.Context(
+        ctx.params, backend="cpu", allow_insecure=allow_insecure, threads=threads)
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           gpus_per_worker=gpus_per_worker, chunk_groups=chunk_groups,
                           max_queue=max(4, 2 * max(clients) * max(1, -(-batch // max(
@@ -266,7 +271,8 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
                 kept: dict[int, list[list[Any]]] = {i: [] for i in range(n)}
 
                 def server_job(i: int) -> int:
-                    out = session.run(circuit, cts, host=not device_results)
+                    out = session.run(circuit, cts, host=not device_results,
+                                      host_context=None if device_results else host_ctx)
                     kept[i] = [*kept[i], out] if check_every_result else [out]
                     return len(out)
 

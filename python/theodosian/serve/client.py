@@ -102,15 +102,19 @@ class Job:
         ready, _ = self._session._client._ray.wait([self._ref], timeout=0)
         return bool(ready)
 
-    def result(self, timeout_s: float | None = None, *, host: bool = False
+    def result(self, timeout_s: float | None = None, *, host: bool = False,
+               host_context: th.Context | None = None
                ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
         """The job's ciphertexts. host: as HostCiphertexts (every check, no device; to_device()
-        loads one), for a client that stores, forwards or decrypts them elsewhere."""
+        loads one), for a client that stores, forwards or decrypts them elsewhere.
+        host_context: with host, the Context whose host memory holds them (default the
+        session's; a CPU Context of the same parameters gives ordinary memory instead of the
+        CUDA backend's page-locked staging, as on a client machine without a GPU)."""
         c = self._session._client
         reply = c._call(self._ref, "job", timeout_s)
         blobs = c._call(reply["payloads"], "job results", timeout_s)
         self.stats = reply["stats"]
-        return self._session._decode(blobs, host)
+        return self._session._decode(blobs, host, host_context)
 
 
 class Session(ClientSession):
@@ -132,11 +136,18 @@ class Session(ClientSession):
         # Serialized on a thread pool (the library releases the GIL), one object each.
         return [self._client._ray.put(b) for b in wire.encode_batch(cts)]
 
-    def _decode(self, blobs: Sequence[Sequence[Any]], host: bool = False
+    def _decode(self, blobs: Sequence[Sequence[Any]], host: bool = False,
+                host_context: th.Context | None = None
                 ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
         flat = [b for chunk in blobs for b in chunk]
         if host:
-            return wire.decode_host_batch(self.context, flat)
+            ctx = self.context
+            if host_context is not None:
+                if parameters_fingerprint(host_context.params) != self._fingerprint:
+                    raise JobError("host_context was made for other parameters than this "
+                                   "session's")
+                ctx = host_context
+            return wire.decode_host_batch(ctx, flat)
         return wire.decode_batch(self.context, flat)
 
     def submit(self, circuit: str, cts: Sequence[th.Ciphertext], *,
@@ -152,11 +163,13 @@ class Session(ClientSession):
 
     def run(self, circuit: str, cts: Sequence[th.Ciphertext], *,
             args: dict[str, Any] | None = None, wait: bool = True,
-            timeout_s: float | None = None, host: bool = False
+            timeout_s: float | None = None, host: bool = False,
+            host_context: th.Context | None = None
             ) -> list[th.Ciphertext] | list[th.HostCiphertext]:
-        """Runs a job and returns its ciphertexts (blocking; host: see Job.result)."""
-        return self.submit(circuit, cts, args=args, wait=wait,
-                           timeout_s=timeout_s).result(timeout_s, host=host)
+        """Runs a job and returns its ciphertexts (blocking; host, host_context: see
+        Job.result)."""
+        return self.submit(circuit, cts, args=args, wait=wait, timeout_s=timeout_s).result(
+            timeout_s, host=host, host_context=host_context)
 
     async def run_async(self, circuit: str, cts: Sequence[th.Ciphertext], *,
                         args: dict[str, Any] | None = None, wait: bool = True,
