@@ -61,6 +61,11 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
         raise ValueError(f"paths: in_process and any of ray, http (got {list(paths)})")
     t_start = time.perf_counter()
     ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
+    # The clients' results in ordinary host memory, as on a client machine without a GPU (a CUDA
+    # Context's host ciphertexts are page-locked: pinning every result in the one process that
+    # plays all the clients serializes them on the driver).
+    host_ctx = ctx if ctx.backend.startswith("cpu") else th.Context(
+        ctx.params, backend="cpu", allow_insecure=allow_insecure, threads=threads)
     boot = {"slots": boot_slots} if "boot" in ops else None
     keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
     log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - t_start:.1f} s)")
@@ -139,7 +144,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
                                     for _ in range(n)]
 
                     def job(i: int) -> int:
-                        last[i] = sessions[i].run(circuit, cts, host=True)
+                        last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
                         return len(last[i])
 
                     res = run_load(job, n, jobs, warmup=1)
