@@ -112,10 +112,13 @@ def run_load(job: Callable[[int], int], clients: int, jobs_per_client: int,
 
 
 class Workload:
-    """A context, one client's keys and the input ciphertexts of each operation."""
+    """A context, one client's keys and the input ciphertexts of each operation. host_context:
+    the Context whose host memory the clients' results land in (default: context)."""
 
-    def __init__(self, context: th.Context, keys: ClientKeys, batch: int, boot_slots: int) -> None:
+    def __init__(self, context: th.Context, keys: ClientKeys, batch: int, boot_slots: int,
+                 host_context: th.Context | None = None) -> None:
         self.context = context
+        self.host_context = context if host_context is None else host_context
         self.keys = keys
         self.batch = batch
         rng = np.random.default_rng()
@@ -140,10 +143,15 @@ class Workload:
         """A client's Context of `preset`, its keys (relinearization, and bootstrapping when
         `ops` has "boot") and the inputs; logs the keys' size and the time since `since`."""
         ctx = th.Context(preset, backend=backend, allow_insecure=allow_insecure, threads=threads)
+        # The clients' results land in ordinary host memory, as on a client machine without a GPU:
+        # a CUDA Context's host ciphertexts are page-locked, and pinning every result in the one
+        # process that plays all the clients would serialize them on the driver.
+        host_ctx = ctx if ctx.backend.startswith("cpu") else th.Context(
+            ctx.params, backend="cpu", allow_insecure=allow_insecure, threads=threads)
         boot = {"slots": boot_slots} if "boot" in ops else None
         keys = ClientKeys.generate(ctx, relin=True, bootstrap=boot)
         log(f"client keys: {keys.upload.describe()} ({time.perf_counter() - since:.1f} s)")
-        return cls(ctx, keys, batch, boot_slots)
+        return cls(ctx, keys, batch, boot_slots, host_context=host_ctx)
 
     def in_process(self, op: str) -> list[th.Ciphertext]:
         with self.device_lock:
@@ -223,12 +231,7 @@ def run_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gp
     work = Workload.generate(preset, ops, batch, boot_slots, backend=backend,
                              allow_insecure=allow_insecure, threads=threads, log=log,
                              since=t_start)
-    ctx, keys = work.context, work.keys
-    # The clients' results land in ordinary host memory, as on a client machine without a GPU:
-    # a CUDA Context's host ciphertexts are page-locked, and pinning every result in the one
-    # process that plays all the clients would serialize them on the driver.
-    host_ctx = ctx if ctx.backend.startswith("cpu") else th.Context(
-        ctx.params, backend="cpu", allow_insecure=allow_insecure, threads=threads)
+    ctx, keys, host_ctx = work.context, work.keys, work.host_context
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           gpus_per_worker=gpus_per_worker, chunk_groups=chunk_groups,
                           max_queue=max(4, 2 * max(clients) * max(1, -(-batch // max(

@@ -60,7 +60,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
     work = Workload.generate(preset, ops, batch, boot_slots, backend=backend,
                              allow_insecure=allow_insecure, threads=threads, log=log,
                              since=t_start)
-    ctx, keys = work.context, work.keys
+    ctx, keys, host_ctx = work.context, work.keys, work.host_context
     chunks_per_job = max(1, -(-batch // max(1, chunk_groups)))
     config = ServerConfig(workers=gpus, backend=backend, threads=threads, key_budget=key_budget,
                           chunk_groups=chunk_groups, allow_insecure=allow_insecure,
@@ -135,7 +135,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
                                     for _ in range(n)]
 
                     def job(i: int) -> int:
-                        last[i] = sessions[i].run(circuit, cts, host=True)
+                        last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
                         return len(last[i])
 
                     res = run_load(job, n, jobs, warmup=1)

@@ -275,11 +275,16 @@ class HttpSession(ClientSession):
                                "count": len(blobs)}] + [b.data for b in blobs])
 
     def _read_stream(self, resp: http.client.HTTPResponse, host: bool,
-                     job: HttpJob | None = None
+                     job: HttpJob | None = None, host_context: Any = None
                      ) -> Iterator[tuple[dict[str, Any], list[concurrent.futures.Future]]]:
         """Chunks of a result stream as they arrive; each result is decoded on the wire pool
         while the next ones are read. Raises the job's error from the stream's last frame."""
         decode = wire.decode_host if host else wire.decode
+        ctx = self.context
+        if host and host_context is not None:
+            if host_context.fingerprint != self._fingerprint:
+                raise JobError("host_context was made for other parameters than this session's")
+            ctx = host_context
         pool = wire.pool()
         entry: dict[str, Any] | None = None
         outs: list[concurrent.futures.Future] = []
@@ -291,7 +296,7 @@ class HttpSession(ClientSession):
                         raise ServerUnavailableError("result stream: a ciphertext outside a "
                                                      "chunk")
                     index = entry["inputs"][0] + len(outs)
-                    outs.append(pool.submit(decode, self.context, payload, index))
+                    outs.append(pool.submit(decode, ctx, payload, index))
                     if len(outs) == entry["outputs"]:
                         yield entry, outs
                         entry, outs = None, []
@@ -322,9 +327,9 @@ class HttpSession(ClientSession):
         raise ServerUnavailableError("result stream ended before the job did")
 
     def _collect(self, resp: http.client.HTTPResponse, host: bool,
-                 job: HttpJob | None = None) -> list[Any]:
+                 job: HttpJob | None = None, host_context: Any = None) -> list[Any]:
         parts: dict[int, list[concurrent.futures.Future]] = {}
-        for entry, outs in self._read_stream(resp, host, job):
+        for entry, outs in self._read_stream(resp, host, job, host_context):
             parts[entry["chunk"]] = outs
         return _results([f for k in sorted(parts) for f in parts[k]])
 
@@ -338,11 +343,14 @@ class HttpSession(ClientSession):
 
     def run(self, circuit: str, cts: Sequence[Any], *, args: dict[str, Any] | None = None,
             timeout_s: float | None = None, host: bool = False,
-            retries: int | None = None) -> list[Any]:
+            retries: int | None = None, host_context: Any = None) -> list[Any]:
         """Runs a job and returns its ciphertexts in order (one request: the results stream back
         as chunks finish). host: HostCiphertexts (every check, no device), for a client that
-        stores, forwards or decrypts them elsewhere. A 503 or a lost connection submits the job
-        again, up to `retries` times (the client's setting by default)."""
+        stores, forwards or decrypts them elsewhere; host_context: with host, the Context whose
+        host memory holds them (default the session's; a CPU Context of the same parameters
+        gives ordinary memory instead of the CUDA backend's page-locked staging). A 503 or a lost
+        connection submits the job again, up to `retries` times (the client's setting by
+        default)."""
         body = self._body(circuit, cts, args)
         q = "?stream=true" + (f"&timeout_s={timeout_s}" if timeout_s else "")
         attempts = 1 + (self._client.retries if retries is None else retries)
@@ -350,7 +358,7 @@ class HttpSession(ClientSession):
             try:
                 resp = self._client.request("POST", f"/v1/sessions/{self.id}/jobs{q}", body,
                                             what=f"job {circuit!r}", timeout_s=timeout_s)
-                return self._collect(resp, host)
+                return self._collect(resp, host, host_context=host_context)
             except (ServerUnavailableError, BusyError) as exc:
                 if attempt + 1 == attempts:
                     raise
