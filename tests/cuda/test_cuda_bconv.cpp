@@ -178,15 +178,16 @@ TEST(CudaBackend, BConvExact) {
 // ModUp-like runs of one source into several destinations, exact ModDown-like pairs, batches over
 // kMaxBConvBatch (several launches), mixed exactness and the tile kernel (one launch per job).
 TEST(CudaBackend, BConvMatmulBatch) {
-  struct Case {
+  struct BatchCase {
     u32 log_n, jobs, src;
     bool exact, mixed;
     u32 blocked, tensor;
   };
-  for (const Case& c : {Case{16, 7, 12, false, false, 1, 1}, Case{16, 2, 12, true, false, 1, 1},
-                        Case{13, 20, 5, false, false, 1, 1}, Case{13, 3, 14, false, true, 1, 1},
-                        Case{12, 4, 36, true, false, 1, 1}, Case{12, 3, 12, false, false, 0, 0},
-                        Case{16, 7, 12, false, false, 1, 0}, Case{13, 20, 5, true, false, 1, 0}}) {
+  for (const BatchCase& c :
+       {BatchCase{16, 7, 12, false, false, 1, 1}, BatchCase{16, 2, 12, true, false, 1, 1},
+        BatchCase{13, 20, 5, false, false, 1, 1}, BatchCase{13, 3, 14, false, true, 1, 1},
+        BatchCase{12, 4, 36, true, false, 1, 1}, BatchCase{12, 3, 12, false, false, 0, 0},
+        BatchCase{16, 7, 12, false, false, 1, 0}, BatchCase{13, 20, 5, true, false, 1, 0}}) {
     Pair& p = backends(c.log_n);
     cuda::Tuning t;
     t.bconv.blocked = c.blocked;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "theo/ring/automorphism.h"
 #include "theo/ring/backend.h"
 
 #include "cuda/backend_grid.h"
