@@ -317,3 +317,37 @@ def test_benchmark_records(cluster) -> None:
     transfer = next(r for r in recs if r["op"] == "transfer")
     assert transfer["bytes"] > 0 and transfer["serialize_ms"] > 0
     assert all(r["throughput_per_s"] > 0 for r in recs if r["op"] == "hmult")
+
+
+def test_benchmark_checks_every_result(cluster) -> None:
+    from theodosian.serve import bench
+
+    recs = bench.run_benchmark(preset="test_n12", ops=["hmult"], clients=[2], gpus=1, batch=2,
+                               jobs_per_client=lambda op, n: 2, allow_insecure=True,
+                               backend="cpu", threads=1, key_budget=256 << 20,
+                               transfer_repeats=1, check_every_result=True, warmup_jobs=1,
+                               in_process_load=False, log=lambda s: None)
+    server = [r for r in recs if r["op"] == "hmult"]
+    # No in-process load runs; every job's results (2 clients x (1 warm-up + 2 timed)) and the
+    # correctness run's compared with in-process evaluation.
+    assert [r["path"] for r in server] == ["server"]
+    assert server[0]["identical_to_in_process"] is True
+    assert server[0]["checked"] == "every job" and server[0]["checked_jobs"] == 2 * 3 + 1
+
+
+def test_results_into_another_host_context(server, cluster) -> None:
+    c = serve.Client()
+    keys = _keys()
+    s = c.open_session(keys)
+    cts = _encrypt(keys, cluster, 2)
+    # A second Context of the same parameters (a client's own, e.g. CPU where the session's is
+    # CUDA) receives the same results.
+    other = th.Context(keys.context.params, backend="cpu", allow_insecure=True, threads=1)
+    want = [h.to_bytes() for h in s.run("square", cts, host=True)]
+    got = s.run("square", cts, host=True, host_context=other)
+    assert [h.to_bytes() for h in got] == want
+    assert all(h.context == other for h in got)
+    with pytest.raises(serve.JobError, match="host_context was made for other parameters"):
+        s.run("square", cts, host=True, host_context=_ctx("test_n13"))
+    assert len(s.run("square", cts)) == 2  # the session is still usable
+    s.close()

@@ -266,3 +266,14 @@ def test_cli_help_and_arguments(capsys) -> None:
             main(cmd)
     out = capsys.readouterr()
     assert "--key-budget-mb" in out.out and "--clients" in out.out
+
+
+def test_bench_jobs_per_op() -> None:
+    from theodosian.serve.__main__ import parse_jobs
+
+    assert parse_jobs("8") == {"": 8}
+    assert parse_jobs("192,hmult=64") == {"": 192, "hmult": 64}
+    assert parse_jobs("boot=4") == {"": 8, "boot": 4}
+    for bad in ("x", "hmult=", "0", "boot=-1"):
+        with pytest.raises(SystemExit, match="--jobs"):
+            parse_jobs(bad)
