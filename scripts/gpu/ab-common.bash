@@ -6,12 +6,21 @@
 
 # ab_one LABEL DIR ROUND: Boot bootparam_40 (graph and eager, $runs bootstraps each) and the
 # key-switching ops (theo_bench, where DIR has it) with the binaries in DIR.
+# With BOOT=levers, Boot is theo_boot_levers' "baseline" config (every lever off) instead of
+# theo_boot_demo, whose defaults move with the bootstrapping's levers: an A/B of a refactoring
+# then compares the same circuit on both sides, and the output hashes say whether the words agree.
 ab_one() {
   local label="$1" dir="$2" r="$3"
-  "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
-    >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
-  "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
-    >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
+  if [[ "${BOOT:-demo}" == levers ]]; then
+    "$dir/theo_boot_levers" --backend cuda --presets bootparam_40 --configs baseline \
+      --reps "${REPS:-20}" --insecure --out "$out/levers-$label-$r.json" \
+      >"$out/levers-$label-$r.log" 2>&1 || status=1
+  else
+    "$dir/theo_boot_demo" bootparam_40 --insecure --graph --runs "$runs" \
+      >"$out/boot-graph-$label-$r.log" 2>&1 || status=1
+    "$dir/theo_boot_demo" bootparam_40 --insecure --runs "$runs" \
+      >"$out/boot-eager-$label-$r.log" 2>&1 || status=1
+  fi
   if [[ -x "$dir/theo_bench" ]]; then
     "$dir/theo_bench" --backend cuda --ops keyswitch,hmult_rescale,hrot,rescale --limbs 14,25,47 \
       --reps 30 --warmup 5 --out "$out/ops-$label-$r.json" >"$out/ops-$label-$r.log" 2>&1 ||

@@ -19,7 +19,8 @@
 # OLD_DIR (default .carry/base): theo_boot_demo and theo_bench built the same way from main before
 # the change (for issue 32: main at 6b35d97). Without OLD_DIR's binaries only NEW is measured.
 # Run time on an H100: about 13 minutes (tests ~7, A/B ~5, knobs ~1).
-# Environment: ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10), TOLERANCE
+# Environment: BOOT=levers (Boot as theo_boot_levers --configs baseline: the same circuit on
+# both sides, with output hashes), ROUNDS (A/B rounds, default 3), RUNS (bootstraps per run, default 10), TOLERANCE
 # (percent, default 1), TESTS=0 to skip the suite, KNOBS=0 to skip the knobs.
 set -uo pipefail
 # shellcheck source=scripts/gpu/ab-common.bash
