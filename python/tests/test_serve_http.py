@@ -472,3 +472,29 @@ def test_polling_stream_metrics_schema(env: Env) -> None:
     assert 'limit="rate"' in text and s.id not in text
     assert c.openapi() == openapi_schema()
     s.close()
+
+
+def test_map_keeps_jobs_submitted_results_in_order(env: Env) -> None:
+    # One client, several jobs in flight (HttpSession.map): every job's results come back in the
+    # order of its inputs, bit-identical to in-process evaluation, into a CPU host Context too;
+    # with in_flight=1 a key allowed one job in flight runs the same loop (each job is delivered,
+    # its slot free, before the next is submitted).
+    c = env.client("dave")
+    k = _keys()
+    s = c.open_session(k)
+    cts = _encrypt(k, env.rng, 8)
+    batches = [cts[i:i + 2] for i in range(0, 8, 2)]
+    want = [[w.to_bytes() for w in circuits.evaluate_in_process("square", k.context,
+                                                                k.session_keys(), b)]
+            for b in batches]
+    got = [[o.to_bytes() for o in outs] for outs in s.map("square", batches, in_flight=3)]
+    assert got == want
+    host_ctx = _ctx()
+    outs = list(s.map("square", iter(batches), in_flight=2, host=True, host_context=host_ctx))
+    assert all(isinstance(h, th.HostCiphertext) for o in outs for h in o)
+    assert [[h.to_bytes() for h in o] for o in outs] == want
+    one = env.client("one_job").open_session(k)
+    assert [[o.to_bytes() for o in outs]
+            for outs in one.map("square", batches, in_flight=1)] == want
+    one.close()
+    s.close()

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -337,3 +338,81 @@ def test_metrics_are_valid_prometheus_text() -> None:
     assert families["theodosian_http_refusals"].samples[0].labels["limit"] == "rate"
     lat = families["theodosian_job_latency_seconds"].samples
     assert {s.labels.get("quantile") for s in lat if "quantile" in s.labels} == {"0.5", "0.99"}
+
+
+# ---- Session.map: the next jobs stay submitted while one job's results come back ---------------
+class _FakeJob:
+    def __init__(self, session: "_FakeSession", batch: list[int]) -> None:
+        self.session, self.batch = session, batch
+
+    def result(self, timeout_s=None, *, host=False, host_context=None) -> list[int]:
+        s = self.session
+        with s.lock:
+            s.max_outstanding = max(s.max_outstanding, s.outstanding)
+            s.outstanding -= 1
+        if self.batch[0] in s.lose:
+            s.lose.discard(self.batch[0])
+            raise serve.ServerUnavailableError("result stream broken (test)")
+        return [2 * x for x in self.batch]
+
+    def cancel(self) -> None:
+        with self.session.lock:
+            self.session.cancelled.append(self.batch[0])
+            self.session.outstanding -= 1
+
+
+class _FakeSession(serve.session.ClientSession):
+    """submit/run of a client without a server: counts the jobs submitted and not delivered."""
+
+    def __init__(self, lose: set[int] = frozenset()) -> None:
+        super().__init__(None, "s", dataclasses.make_dataclass("K", ["context", "upload"])(
+            None, dataclasses.make_dataclass("U", ["fingerprint"])("f")))
+        self.outstanding = self.max_outstanding = 0
+        self.submitted: list[int] = []
+        self.cancelled: list[int] = []
+        self.reran: list[int] = []
+        self.lose = set(lose)
+        self.lock = threading.Lock()  # submit runs on map's thread, result on the caller's
+
+    def submit(self, circuit, cts, *, args=None, timeout_s=None) -> _FakeJob:
+        with self.lock:
+            self.outstanding += 1
+            self.submitted.append(cts[0])
+        return _FakeJob(self, list(cts))
+
+    def run(self, circuit, cts, *, args=None, timeout_s=None, host=False, host_context=None):
+        self.reran.append(cts[0])
+        return [2 * x for x in cts]
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, 3])
+def test_session_map_keeps_in_flight_jobs_submitted_in_order(in_flight: int) -> None:
+    s = _FakeSession(lose={4})
+    taken: list[int] = []
+
+    def batches():
+        for i in range(7):
+            taken.append(i)
+            yield [i, 10 + i]
+
+    got = []
+    for out in s.map("double", batches(), in_flight=in_flight):
+        # Read lazily: never more than in_flight batches taken past the ones delivered.
+        assert len(taken) <= len(got) + in_flight
+        got.append(out)
+    assert got == [[2 * i, 20 + 2 * i] for i in range(7)]
+    assert s.max_outstanding == min(in_flight, 7)
+    assert s.reran == [4]  # the job whose results were lost ran again, through run()
+    assert s.outstanding == 0 and s.cancelled == []
+    with pytest.raises(ValueError, match="in_flight"):
+        next(s.map("double", batches(), in_flight=0))
+
+
+def test_session_map_left_early_cancels_the_jobs_submitted_ahead() -> None:
+    s = _FakeSession()
+    stream = s.map("double", ([i] for i in range(10)), in_flight=3)
+    assert next(stream) == [0]
+    stream.close()
+    # in_flight counts the job being delivered: jobs 1 and 2 were submitted ahead of job 0's.
+    assert s.submitted == [0, 1, 2] and sorted(s.cancelled) == [1, 2]
+    assert s.outstanding == 0

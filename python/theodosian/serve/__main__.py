@@ -261,6 +261,7 @@ def cmd_bench_http(a: argparse.Namespace) -> int:
 
     header = {"record": "header", "topic": a.topic, "preset": a.preset, "workers": a.gpus,
               "backend": a.backend, "chunk_groups": a.chunk_groups, "batch": a.batch,
+              "in_flight": a.in_flight,
               "load_average": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count(),
               "host": platform.node(), "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
@@ -274,7 +275,8 @@ def cmd_bench_http(a: argparse.Namespace) -> int:
         threads=a.threads, key_budget=int(a.key_budget_mb) << 20,
         object_store_mb=a.object_store_mb, num_cpus=a.num_cpus, chunk_groups=a.chunk_groups,
         paths=a.paths.split(","), transfer_repeats=a.transfer_repeats,
-        http_replicas=a.http_replicas, log=lambda s: print(s, flush=True), on_record=write)
+        http_replicas=a.http_replicas, in_flight=[int(k) for k in a.in_flight.split(",")],
+        log=lambda s: print(s, flush=True), on_record=write)
     if a.out:
         print(f"wrote {len(records)} records to {a.out}")
     return 0
@@ -438,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the server's chunk size (operations): results stream back per chunk")
     sp.add_argument("--transfer-repeats", type=int, default=5)
     sp.add_argument("--http-replicas", type=int, default=1, help="ingress replicas of the API")
+    sp.add_argument("--in-flight", default="1",
+                    help="jobs each Ray or HTTP client keeps submitted (Session.map; 1: run() "
+                         "in a loop, each job waited for before the next is sent); a list "
+                         "(1,2) measures each")
     sp.add_argument("--topic", default="serve")
     sp.add_argument("--out", default="", help="JSON file ({header, results})")
     sp.set_defaults(fn=cmd_bench_http)

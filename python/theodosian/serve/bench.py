@@ -71,10 +71,12 @@ class LoadResult:
                 "wall_s": round(self.seconds, 3)}
 
 
-def run_load(job: Callable[[int], int], clients: int, jobs_per_client: int,
+def run_load(job: Callable[[int], Any], clients: int, jobs_per_client: int,
              warmup: int = 0) -> LoadResult:
     """`clients` threads each call job(client_index) `jobs_per_client` times (after `warmup` calls
-    each, not timed); job returns the operations it did. Throughput counts every timed job."""
+    each, not timed); job returns the operations it did, or (operations, latency in s) when the
+    job's latency is not the call's (a client with several jobs in flight: a call returns one
+    job's results, submitted calls earlier). Throughput counts every timed job."""
     barrier = threading.Barrier(clients + 1)
     lat: list[list[float]] = [[] for _ in range(clients)]
     ops = [0] * clients
@@ -92,8 +94,12 @@ def run_load(job: Callable[[int], int], clients: int, jobs_per_client: int,
         try:
             for _ in range(jobs_per_client):
                 t0 = time.perf_counter()
-                ops[i] += job(i)
-                lat[i].append(time.perf_counter() - t0)
+                got = job(i)
+                took = time.perf_counter() - t0
+                if isinstance(got, tuple):
+                    got, took = got
+                ops[i] += got
+                lat[i].append(took)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

@@ -5,11 +5,16 @@ client key set. For each number of concurrent clients, the same load runs three 
 the other: in-process (the library called directly, one circuit at a time on the device, as in a
 worker), through the Ray client (serve.Client), and through HTTP (each client thread its own
 serve.HttpClient and connection, one session shared). Every client sends `jobs` jobs of `batch`
-operations and waits for each; the results come back as checked host ciphertexts (the clients
-share the workers' machine; a real client decrypts elsewhere). Records::
+operations and waits for each (in_flight 1: Session.run in a loop), or keeps `in_flight` of them
+submitted (Session.map: the next job waits on the server while a job's results come back; p50/p99
+are then from a job's submission to its results), once per value of `in_flight`; the results come
+back as checked host ciphertexts (the clients share the workers' machine; a real client decrypts
+elsewhere).
+Records::
 
     {"op", "path": "http" | "ray" | "in_process", "clients", "throughput_per_s" (operations/s),
-     "p50_ms", "p99_ms", "median_ms" (per job), "vs_in_process", "device", "git_commit", ...}
+     "p50_ms", "p99_ms", "median_ms" (per job), "vs_in_process", "in_flight" (jobs per client),
+     "device", "git_commit", ...}
 
 The first result of each path and every client's last result of every configuration are compared
 bit for bit with the in-process ones (`identical_to_in_process`). A `transfer` record gives the
@@ -18,6 +23,7 @@ key upload over HTTP (bytes, seconds) and the identity round trip of one result 
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
 import math
@@ -25,7 +31,7 @@ import os
 import socket
 import tempfile
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import apikeys
 from .bench import OPS, Workload, git_commit, percentile, run_load
@@ -39,13 +45,40 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _client_jobs(sessions: Sequence[Any], circuit: str, cts: Sequence[Any], host_ctx: Any,
+                 in_flight: int, total: int, last: dict[int, list[Any]]
+                 ) -> Callable[[int], Any]:
+    """job(i) for run_load: client i's next job's results (kept in last[i]). in_flight 1:
+    Session.run; more: one Session.map per client over its `total` jobs, each call taking the
+    next job's results and reporting its latency from the moment map took its inputs."""
+    if in_flight <= 1:
+        def run_one(i: int) -> int:
+            last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
+            return len(last[i])
+        return run_one
+    submitted: list[collections.deque[float]] = [collections.deque() for _ in sessions]
+
+    def inputs(i: int) -> Iterator[Sequence[Any]]:
+        for _ in range(total):
+            submitted[i].append(time.perf_counter())
+            yield cts
+
+    streams = [s.map(circuit, inputs(i), in_flight=in_flight, host=True, host_context=host_ctx)
+               for i, s in enumerate(sessions)]
+
+    def next_one(i: int) -> tuple[int, float]:
+        last[i] = next(streams[i])
+        return len(last[i]), time.perf_counter() - submitted[i].popleft()
+    return next_one
+
+
 def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gpus: int,
                        batch: int, jobs_per_client: Callable[[int], int], boot_slots: int = 0,
                        allow_insecure: bool = False, backend: str = "auto", threads: int = 0,
                        key_budget: int = 48 << 30, object_store_mb: int | None = None,
                        num_cpus: int | None = None, chunk_groups: int = 4,
                        paths: Sequence[str] = PATHS, transfer_repeats: int = 5,
-                       http_replicas: int = 1,
+                       http_replicas: int = 1, in_flight: Sequence[int] = (1,),
                        name: str = "theodosian-bench-http",
                        log: Callable[[str], None] = print,
                        on_record: Callable[[dict[str, Any]], None] | None = None
@@ -73,7 +106,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
     upload_bytes = len(keys.upload.payload)
     http = None
     try:
-        limits = KeyLimits(jobs_in_flight=4 * max(clients) + 8, sessions=8,
+        limits = KeyLimits(jobs_in_flight=(4 + max(in_flight)) * max(clients) + 8, sessions=8,
                            key_bytes=4 * upload_bytes + (1 << 30), requests_per_s=1e6,
                            burst=1 << 20)
         http = start_http(HttpConfig(
@@ -128,24 +161,23 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
                                "device": ctx.backend}
                         emit(rec)
                         continue
-                    if path == "ray":
-                        sessions = [ray_session] * n
-                    else:
-                        sessions = [HttpClient(http.url, api_key).session(http_session.id, keys)
-                                    for _ in range(n)]
-
-                    def job(i: int) -> int:
-                        last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
-                        return len(last[i])
-
-                    res = run_load(job, n, jobs, warmup=1)
-                    same = all([o.to_bytes() for o in out] == want for out in last.values())
-                    identical[path] = identical[path] and same
-                    rec = {"op": op, "path": path, **res.record(), **common, "device": device,
-                           "vs_in_process": round(res.ops / res.seconds / base["tp"], 4),
-                           "identical_to_in_process": identical[path],
-                           "checked_jobs": len(last) + 1}
-                    emit(rec)
+                    for k in in_flight:
+                        if path == "ray":
+                            sessions = [ray_session] * n
+                        else:
+                            sessions = [HttpClient(http.url, api_key).session(http_session.id,
+                                                                              keys)
+                                        for _ in range(n)]
+                        last.clear()
+                        job = _client_jobs(sessions, circuit, cts, host_ctx, k, jobs + 1, last)
+                        res = run_load(job, n, jobs, warmup=1)
+                        same = all([o.to_bytes() for o in out] == want for out in last.values())
+                        identical[path] = identical[path] and same
+                        emit({"op": op, "path": path, **res.record(), **common,
+                              "device": device, "in_flight": k,
+                              "vs_in_process": round(res.ops / res.seconds / base["tp"], 4),
+                              "identical_to_in_process": identical[path],
+                              "checked_jobs": len(last) + 1})
             # One result ciphertext through HTTP and back (identity), and the key upload.
             one = [work.in_process(op)[0]]
             rt = []

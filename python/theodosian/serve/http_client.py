@@ -8,6 +8,8 @@
         job = session.submit("polynomial", cts, args={"coeffs": c, "a": -8, "b": 8})
         out2 = job.result(timeout_s=60)
         out3 = await session.run_async("rotate_sum", cts, args={"width": 8})
+        for out in session.map("bootstrap", batches, in_flight=2):  # the next job is queued
+            ...                                                     # while these come back
 
 The same shape as the Ray client (Client / Session / Job). Results arrive chunk by chunk as the
 server finishes them and are checked and decoded on a thread pool while the next ones are read,
@@ -243,11 +245,13 @@ class HttpJob:
         for entry, outs in self._session._read_stream(resp, host, self):
             yield (entry["inputs"][0], entry["inputs"][1]), _results(outs)
 
-    def result(self, timeout_s: float | None = None, *, host: bool = False) -> list[Any]:
-        """The job's ciphertexts in order (host: HostCiphertexts, see Session.run)."""
+    def result(self, timeout_s: float | None = None, *, host: bool = False,
+               host_context: Any = None) -> list[Any]:
+        """The job's ciphertexts in order (host, host_context: HostCiphertexts, see
+        HttpSession.run)."""
         c = self._session._client
         resp = c.request("GET", self._path("/stream"), what="job results", timeout_s=timeout_s)
-        return self._session._collect(resp, host, self)
+        return self._session._collect(resp, host, self, host_context)
 
 
 class HttpSession(ClientSession):
