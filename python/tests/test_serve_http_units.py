@@ -416,3 +416,19 @@ def test_session_map_left_early_cancels_the_jobs_submitted_ahead() -> None:
     # in_flight counts the job being delivered: jobs 1 and 2 were submitted ahead of job 0's.
     assert s.submitted == [0, 1, 2] and sorted(s.cancelled) == [1, 2]
     assert s.outstanding == 0
+
+
+def test_bench_http_clients_warm_up_one_job_at_a_time_then_keep_jobs_in_flight() -> None:
+    from theodosian.serve.bench import run_load
+    from theodosian.serve.bench_http import _client_jobs
+
+    sessions = [_FakeSession(), _FakeSession()]
+    last: dict[int, list[int]] = {}
+    job = _client_jobs(sessions, "double", [1, 2], None, 2, 1, 3, last)
+    res = run_load(job, clients=2, jobs_per_client=3, warmup=1)
+    assert res.ops == 2 * 3 * 2 and len(res.latencies_s) == 6
+    for s in sessions:
+        # The warm-up job through run(), so nothing is in flight when the clock starts; then
+        # one map over the timed jobs, two of them submitted at a time.
+        assert s.reran == [1] and s.submitted == [1, 1, 1] and s.max_outstanding == 2
+    assert last == {0: [2, 4], 1: [2, 4]}

@@ -46,30 +46,34 @@ def _free_port() -> int:
 
 
 def _client_jobs(sessions: Sequence[Any], circuit: str, cts: Sequence[Any], host_ctx: Any,
-                 in_flight: int, total: int, last: dict[int, list[Any]]
+                 in_flight: int, warmup: int, jobs: int, last: dict[int, list[Any]]
                  ) -> Callable[[int], Any]:
-    """job(i) for run_load: client i's next job's results (kept in last[i]). in_flight 1:
-    Session.run; more: one Session.map per client over its `total` jobs, each call taking the
-    next job's results and reporting its latency from the moment map took its inputs."""
-    if in_flight <= 1:
-        def run_one(i: int) -> int:
-            last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
-            return len(last[i])
-        return run_one
+    """job(i) for run_load: client i's next job's results (kept in last[i]). The `warmup` calls
+    and every call with in_flight 1 are Session.run (so no job is in flight when the timing
+    starts: a job submitted ahead during the warm-up would run before the clock does). With more
+    in flight, the timed calls read one Session.map per client over its `jobs` jobs, opened at the
+    first of them; each reports its job's latency from the moment map took its inputs."""
+    calls = [0] * len(sessions)
     submitted: list[collections.deque[float]] = [collections.deque() for _ in sessions]
+    streams: list[Iterator[list[Any]] | None] = [None] * len(sessions)
 
     def inputs(i: int) -> Iterator[Sequence[Any]]:
-        for _ in range(total):
+        for _ in range(jobs):
             submitted[i].append(time.perf_counter())
             yield cts
 
-    streams = [s.map(circuit, inputs(i), in_flight=in_flight, host=True, host_context=host_ctx)
-               for i, s in enumerate(sessions)]
-
-    def next_one(i: int) -> tuple[int, float]:
-        last[i] = next(streams[i])
+    def job(i: int) -> Any:
+        calls[i] += 1
+        if in_flight <= 1 or calls[i] <= warmup:
+            last[i] = sessions[i].run(circuit, cts, host=True, host_context=host_ctx)
+            return len(last[i])
+        stream = streams[i]
+        if stream is None:
+            stream = streams[i] = sessions[i].map(circuit, inputs(i), in_flight=in_flight,
+                                                  host=True, host_context=host_ctx)
+        last[i] = next(stream)
         return len(last[i]), time.perf_counter() - submitted[i].popleft()
-    return next_one
+    return job
 
 
 def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int], gpus: int,
@@ -169,7 +173,7 @@ def run_http_benchmark(*, preset: str, ops: Sequence[str], clients: Sequence[int
                                                                               keys)
                                         for _ in range(n)]
                         last.clear()
-                        job = _client_jobs(sessions, circuit, cts, host_ctx, k, jobs + 1, last)
+                        job = _client_jobs(sessions, circuit, cts, host_ctx, k, 1, jobs, last)
                         res = run_load(job, n, jobs, warmup=1)
                         same = all([o.to_bytes() for o in out] == want for out in last.values())
                         identical[path] = identical[path] and same
