@@ -9,22 +9,24 @@
 # configuration once per IN_FLIGHT value (jobs a client keeps submitted: 1, Session.run in a loop;
 # 2, Session.map, the next job waiting on the server while a job's results come back). Every
 # client's last result and each path's first are compared bit for bit with in-process evaluation.
-# About 3 minutes on one H100 (keys ~30 s, cluster and API ~30 s, the 4.4 GiB key upload over
-# HTTP ~20 s, the measurements ~60 s); stops at TIME_LIMIT_S keeping what it measured.
+# About 4 minutes on one H100 or H200 (keys ~30 s, cluster and API ~30 s, the 4.4 GiB key upload
+# over HTTP ~20-36 s, the measurements ~90 s with IN_FLIGHT=1,2); stops at TIME_LIMIT_S keeping
+# what it measured.
 #
 #   scripts/gpu/serve-http.sh [CARRY_DIR]     (default .carry/serve; run from anywhere in the repo)
 #
 # Writes $OUT/serve-http/: <card>-serve-<date>.json (bench/results format {header, results}; records
-# with path http / ray / in_process, clients, throughput_per_s, p50_ms, p99_ms, vs_in_process,
-# device, git_commit), bench.log, nvidia-smi.csv (utilization and memory every second), env.txt,
-# summary.txt (the table printed last, with the targets: HTTP >= 0.9x in-process).
+# with path http / ray / in_process, clients, in_flight, throughput_per_s, p50_ms, p99_ms,
+# vs_in_process, device, git_commit), bench.log, nvidia-smi.csv (utilization and memory every
+# second), env.txt, summary.txt (the table printed last, with the targets: HTTP >= 0.9x
+# in-process).
 # Environment: CLIENTS (default 1,16), BATCH (operations per job, default 16), CHUNK (operations
 # per chunk: the unit in which results stream back, default 1), JOBS (jobs per configuration split
 # over the clients, default 16, at least MIN_JOBS=2 per client), PATHS (default
 # in_process,ray,http), IN_FLIGHT (jobs in flight per Ray / HTTP client, a list, default 1,2),
 # HTTP_REPLICAS (ingress replicas, default 1), PRESET (default
 # bootparam_40), OBJECT_STORE_MB (default 40000: the key upload is kept twice and results are in
-# flight), TIME_LIMIT_S (default 360), PYTHON (default python3), TOPIC (default serve), EXTRA_ARGS
+# flight), TIME_LIMIT_S (default 420), PYTHON (default python3), TOPIC (default serve), EXTRA_ARGS
 # (more options of `python -m theodosian.serve bench-http`).
 # A rehearsal without a GPU (stage with STAGE_CUDA=OFF):
 #   ALLOW_CPU=1 PRESET=test_boot_n12 CLIENTS=1,2 BATCH=2 JOBS=2 MIN_JOBS=1 OBJECT_STORE_MB=400 \
@@ -43,7 +45,7 @@ smi=$!
 say "bench-http: preset ${PRESET:-bootparam_40}, clients ${CLIENTS:-1,16}, batch ${BATCH:-16}," \
   "chunk ${CHUNK:-1}"
 # shellcheck disable=SC2086  # EXTRA_ARGS is a list of options
-timeout -s INT -k 10 "${TIME_LIMIT_S:-360}" "$PY" -m theodosian.serve bench-http \
+timeout -s INT -k 10 "${TIME_LIMIT_S:-420}" "$PY" -m theodosian.serve bench-http \
   --preset "${PRESET:-bootparam_40}" --ops boot --clients "${CLIENTS:-1,16}" \
   --paths "${PATHS:-in_process,ray,http}" --gpus 1 --batch "${BATCH:-16}" \
   --chunk-groups "${CHUNK:-1}" --jobs "${JOBS:-16}" --min-jobs-per-client "${MIN_JOBS:-2}" \
