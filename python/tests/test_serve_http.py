@@ -112,6 +112,7 @@ def env(tmp_path_factory):
         ("alice", {}), ("bob", {}), ("carol", {}), ("dave", {}),
         ("slow", {"requests_per_s": 0.2, "burst": 3}),
         ("one_job", {"jobs_in_flight": 1}),
+        ("one_job_map", {"jobs_in_flight": 1}),  # its own: test_refusals_429 may hold one_job's
         ("one_session", {"sessions": 1}),
         ("tiny_keys", {"key_bytes": 1 << 20}),
         ("two_uploads", {"key_bytes": 5 << 20}),
@@ -493,7 +494,7 @@ def test_map_keeps_jobs_submitted_results_in_order(env: Env) -> None:
     outs = list(s.map("square", iter(batches), in_flight=2, host=True, host_context=host_ctx))
     assert all(isinstance(h, th.HostCiphertext) for o in outs for h in o)
     assert [[h.to_bytes() for h in o] for o in outs] == want
-    one = env.client("one_job").open_session(k)
+    one = env.client("one_job_map").open_session(k)
     assert [[o.to_bytes() for o in outs]
             for outs in one.map("square", batches, in_flight=1)] == want
     one.close()
