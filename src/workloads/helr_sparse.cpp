@@ -5,21 +5,31 @@
 // features repeated B times and reduces each of its C gradient ciphertexts with log2 B rotations):
 //   * complex slots carry two real features each (feature f and f + F/2), so the 1024 x 256
 //     mini-batch fills C = 4 ciphertexts of 2^15 slots instead of 8;
-//   * the mini-batch is encrypted twice, in the two layouts whose reductions are cheap: rows of
-//     F/2 complex features per sample, conjugate-packed, for the inner products (Re(z' v) sums
-//     the two halves), and columns of W = slots / B features for the gradient (samples on the
-//     outer axis, so the sample sum comes out replicated in the weights' own layout);
-//   * each of the two reductions over C ciphertexts is merged (circuits/rotate_sum.h):
-//     (a) 4 * 2 + 3 + 5 rotations + 1 conjugation, (c) 4 * 2 + 3 + 8, instead of 4 * 7 and 4 * 8;
-//   * the weights are tiled with period F/2 (what both products need, no expansion), and packed
-//     with period F = [w | q] into one sparse-slot ciphertext (F complex slots) just before a
-//     bootstrapping: one cheap sparse bootstrapping refreshes the whole state, and one rotation
-//     and one level split it again.
-// Depth per iteration: 2 (inner products) + depth(sigmoid) + 2 (gradient), 6 for degree 3; a
-// bootstrapped state (13 levels on bootparam_40, 1 for the split) carries 2 iterations.
-// The schedule constants that differ between iterations of one shape (kappa in the inner
-// products' mask, kappa and rho of the update) are plaintexts, so that a captured iteration
-// replays with another iteration's values (helr_form.h).
+//   * the weights are tiled with period F/2 = C W complex features: block k (W = slots / B slots)
+//     of a weight ciphertext holds feature group k mod C;
+//   * the mini-batch is encrypted twice, each time with sample k's features in block k (in group
+//     order rotated per ciphertext), so that neither reduction needs a mask, i.e. a level:
+//     (a) inner products: ciphertext c holds group (k + c) mod C of sample k, conjugated, which
+//         the weights rotated by c blocks (C - 1 hoisted rotations) meet slot for slot: the C
+//         products are summed before one relinearization, then summed over the W slots of each
+//         block (log2 W rotations) and the real part taken (one conjugation);
+//     (c) gradient: ciphertext c holds group k mod C of sample k + c, which the sigmoid (replicated
+//         over each block) rotated by c blocks meets: again one relinearization for the C
+//         products, and the sum over blocks k mod C (log2 B/C rotations) leaves the gradient
+//         replicated in the weights' own layout;
+//     10 + 12 key switches for degree 3 with the sigmoid's replication in between (masked,
+//     merged reductions, circuits/rotate_sum.h, would take 21 and 23 and a level each);
+//   * the factors that would have needed a plaintext product (kappa / (2 bound), the inner
+//     products onto [-1, 1]; gamma, x bootstrap_scale before a pack) are public constants of
+//     the schedule: the client's data carries them (encrypt_batch);
+//   * the state [w | q] is packed with period F (F complex slots) into one sparse-slot ciphertext
+//     just before a bootstrapping: one cheap sparse bootstrapping refreshes the whole state, and
+//     one rotation and one level split it again.
+// Depth per iteration: 1 (inner products) + depth(sigmoid) + 1 (gradient), 4 for degree 3; a
+// bootstrapped state (13 levels on bootparam_40, 1 for the split) carries 3 iterations.
+// The schedule constants that differ between iterations of one shape (kappa and rho of the
+// update) are plaintexts, so that a captured iteration replays with another iteration's values
+// (helr_form.h).
 
 #include <algorithm>
 #include <bit>
@@ -30,7 +40,6 @@
 #include "helr_form.h"
 #include "theo/circuits/masked_polynomial.h"
 #include "theo/circuits/rotate_sum.h"
-#include "theo/ckks/evaluator_batch.h"
 #include "theo/errors.h"
 
 namespace theo::detail {
@@ -53,10 +62,9 @@ class HelrSparse final : public HelrForm {
 
  private:
   struct Consts {
-    std::unique_ptr<MergedReduction> inner;  // kappa / (2 bound) in its mask
-    Plaintext kappa, rho;                    // kappa, rho (x bootstrap_scale before a pack)
-    std::vector<const Plaintext*> plaintexts() const;
-    std::vector<Plaintext*> plaintexts();
+    Plaintext kappa, rho;  // kappa, rho (x bootstrap_scale before a pack)
+    std::vector<const Plaintext*> plaintexts() const { return {&kappa, &rho}; }
+    std::vector<Plaintext*> plaintexts() { return {&kappa, &rho}; }
   };
   struct Io {
     const Ciphertext* packed = nullptr;
@@ -80,9 +88,16 @@ class HelrSparse final : public HelrForm {
 
   bool refreshed(u32 t) const { return plan_.steps[t].bootstrap_before; }
   bool packs(u32 t) const { return bootstrap_before(t + 1); }
-  u32 dsig() const { return iteration_depth_ - 4; }
+  u32 dsig() const { return iteration_depth_ - 2; }
+  // gamma (x bootstrap_scale before a pack), in the gradient's data.
+  double gradient_factor(bool pack) const {
+    return pack ? gamma() * cfg_.bootstrap_scale : gamma();
+  }
   Consts make_consts(u32 t) const;
   Plaintext half_mask(u32 level, bool first, double value) const;
+  // Left rotations by 0, W, ..., (C - 1) W: the weights' (or the sigmoid's) blocks moved onto the
+  // data's groups; [0] is the input itself.
+  std::vector<Ciphertext> block_shifts(const Ciphertext& ct) const;
   std::vector<Phase<Io>> phases(u32 t) const;
   u32 key_switches() const;
 
@@ -90,18 +105,15 @@ class HelrSparse final : public HelrForm {
   void phase_unpack(Io& io) const;
   void phase_inner(Io& io, bool fresh) const;
   void phase_sigmoid(Io& io, u32 level) const;
-  void phase_gradient(Io& io, u32 level, bool pack) const;
+  void phase_gradient(Io& io) const;
   void phase_update(Io& io, bool fresh, bool pack) const;
 
   u32 cts_ = 0, half_ = 0, width_ = 0;
-  std::vector<Consts> consts_;                                                   // per iteration
-  std::map<u32, std::unique_ptr<MaskedPolynomial>> sigmoid_;                     // by level
-  std::map<std::pair<u32, double>, std::unique_ptr<MergedReduction>> gradient_;  // (level, value)
+  std::vector<Consts> consts_;                                // per iteration
+  std::map<u32, std::unique_ptr<MaskedPolynomial>> sigmoid_;  // by input level
   std::map<u32, Plaintext> second_half_;  // level -> 1 on the second half of each period F
   Plaintext split_first_, split_second_;  // after bootstrapping: 1 / bootstrap_scale on a half
   std::map<Shape, std::unique_ptr<Unit>> units_;
-  // The merged reductions' shapes.
-  std::vector<int> pre_a_, post_a_, shifts_a_;
 };
 
 HelrSparse::HelrSparse(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
@@ -111,7 +123,7 @@ HelrSparse::HelrSparse(std::shared_ptr<const Context> ctx, const HelrConfig& cfg
   const u64 values = static_cast<u64>(half_) * cfg.batch;  // complex values per layout
   slots_ = static_cast<u32>(std::min<u64>(max_slots, values));
   cts_ = static_cast<u32>(values / slots_);
-  width_ = slots_ / cfg.batch;  // columns layout: features per ciphertext (= row share R)
+  width_ = slots_ / cfg.batch;  // features per block: C W = F/2
   if (width_ == 0) {
     throw ParameterError("Helr: a batch of " + std::to_string(cfg.batch) + " needs more than " +
                          std::to_string(max_slots) + " slots per ciphertext");
@@ -122,7 +134,7 @@ HelrSparse::HelrSparse(std::shared_ptr<const Context> ctx, const HelrConfig& cfg
                          " slots (batch too small for this N)");
   }
   if (cts_ > half_) throw ParameterError("Helr: the layout needs at most F/2 ciphertexts");
-  iteration_depth_ = 4 + static_cast<u32>(std::bit_width(cfg.sigmoid_degree));
+  iteration_depth_ = 2 + static_cast<u32>(std::bit_width(cfg.sigmoid_degree));
 
   // Plan before any key or encryption work: a state bootstrapped to output_level() spends one
   // level on the split, then carries as many iterations as fit.
@@ -138,42 +150,17 @@ HelrSparse::HelrSparse(std::shared_ptr<const Context> ctx, const HelrConfig& cfg
                      " is below one iteration's " + std::to_string(iteration_depth_) + " levels");
   }
 
-  const u32 n = slots_, c_count = cts_, r = width_, f = half_;
-  // (a) inner products: per row of f complex features, reduce to r slots per ciphertext, merge C.
-  for (u32 s = f / 2; s >= r && s > 0; s /= 2)
-    pre_a_.push_back(static_cast<int>(s));
-  for (u32 s = r / 2; s >= 1; s /= 2)
-    post_a_.push_back(static_cast<int>(s));
-  for (u32 c = 0; c < c_count; ++c)
-    shifts_a_.push_back(-static_cast<int>(r * c));
-  // (c) gradient: per ciphertext windows of C samples, masked with gamma at samples = 0 mod C.
-  std::vector<int> pre_c, post_c, shifts_c;
-  for (u32 s = 1; s < c_count; s *= 2)
-    pre_c.push_back(static_cast<int>(r * s));
-  for (u32 s = c_count * r; s < n; s *= 2)
-    post_c.push_back(static_cast<int>(s));
-  for (u32 c = 0; c < c_count; ++c)
-    shifts_c.push_back(-static_cast<int>(r * c));
-  std::vector<Cx> sig_mask(n, 0);
-  for (u32 p = 0; p < n; p += r)
-    sig_mask[p] = 1;
   const MonomialSeries p_of_x = sigma_.composed_with_scale(-cfg.sigmoid_bound);
   for (u32 t = 0; t < cfg.iterations; ++t) {
     const u32 L = plan_.steps[t].level_in;
     consts_.push_back(make_consts(t));
-    if (!sigmoid_.count(L - 2))
-      sigmoid_.emplace(L - 2,
-                       std::make_unique<MaskedPolynomial>(encoder_, p_of_x, sig_mask, L - 2, n));
-    const double value = packs(t) ? gamma() * cfg.bootstrap_scale : gamma();
-    const auto key = std::make_pair(L - 3 - dsig(), value);
-    if (!gradient_.count(key)) {
-      std::vector<Cx> mask_c(n, 0);
-      for (u32 p = 0; p < n; ++p)
-        if ((p / r) % c_count == 0) mask_c[p] = value;
-      std::vector<std::vector<Cx>> masks_c(c_count, mask_c);
-      gradient_.emplace(
-          key, std::make_unique<MergedReduction>(encoder_, L - 3 - dsig(), n, pre_c, masks_c,
-                                                 shifts_c, post_c, cfg.reduction_radix));
+    if (!sigmoid_.count(L - 1)) {
+      // The sigmoid at each block's first slot (the inner product), zero elsewhere.
+      std::vector<Cx> mask(slots_, 0);
+      for (u32 p = 0; p < slots_; p += width_)
+        mask[p] = 1;
+      sigmoid_.emplace(L - 1,
+                       std::make_unique<MaskedPolynomial>(encoder_, p_of_x, mask, L - 1, slots_));
     }
     if (packs(t) && !second_half_.count(L - 1))
       second_half_.emplace(L - 1, half_mask(L - 1, false, 1.0));
@@ -193,37 +180,23 @@ Plaintext HelrSparse::half_mask(u32 level, bool first, double value) const {
 HelrSparse::Consts HelrSparse::make_consts(u32 t) const {
   Consts k;
   const u32 L = plan_.steps[t].level_in;
-  // x = (kappa / (2 bound)) (ip + conj ip) = Re(z . v) / bound.
-  std::vector<Cx> mask_a(slots_, 0);
-  for (u32 p = 0; p < slots_; ++p)
-    if (p % half_ < width_) mask_a[p] = kappa(t) / (2 * cfg_.sigmoid_bound);
-  std::vector<std::vector<Cx>> masks_a(cts_, mask_a);
-  k.inner = std::make_unique<MergedReduction>(encoder_, L - 1, slots_, pre_a_, masks_a, shifts_a_,
-                                              post_a_, cfg_.reduction_radix);
   const double sc = packs(t) ? cfg_.bootstrap_scale : 1.0;
   k.kappa = constant(kappa(t) * sc, L);
   k.rho = constant(rho(t) * sc, L);
   return k;
 }
 
-std::vector<const Plaintext*> HelrSparse::Consts::plaintexts() const {
-  std::vector<const Plaintext*> out = std::as_const(*inner).plaintexts();
-  out.insert(out.end(), {&kappa, &rho});
-  return out;
-}
-
-std::vector<Plaintext*> HelrSparse::Consts::plaintexts() {
-  std::vector<Plaintext*> out = inner->plaintexts();
-  out.insert(out.end(), {&kappa, &rho});
-  return out;
-}
-
 std::vector<int> HelrSparse::rotations() const {
-  std::vector<int> out = consts_.front().inner->rotations();
-  for (const auto& [k, red] : gradient_)
-    for (const int r : red->rotations())
-      out.push_back(r);
-  for (const int r : rotate_sum_rotations(-1, width_, slots_, cfg_.reduction_radix))
+  const u32 radix = cfg_.reduction_radix;
+  std::vector<int> out;
+  for (u32 c = 1; c < cts_; ++c)
+    out.push_back(static_cast<int>(width_ * c));
+  for (const int r : rotate_sum_rotations(1, width_, slots_, radix))
+    out.push_back(r);
+  for (const int r : rotate_sum_rotations(-1, width_, slots_, radix))
+    out.push_back(r);
+  for (const int r :
+       rotate_sum_rotations(static_cast<int>(cts_ * width_), cfg_.batch / cts_, slots_, radix))
     out.push_back(r);
   out.push_back(static_cast<int>(half_));  // the split after bootstrapping
   std::sort(out.begin(), out.end());
@@ -236,26 +209,33 @@ Helr::Batch HelrSparse::encrypt_batch(Encryptor& enc, std::span<const double> x,
   const u32 b = cfg_.batch, f = cfg_.features;
   const u32 n = slots_, h = half_, r = width_, cc = cts_;
   const u32 L = plan_.steps[iteration].level_in;
-  const u32 Lc = L - 2 - dsig();
+  const u32 Lc = L - 1 - dsig();
+  // Public factors of the schedule that would otherwise cost a plaintext product (a level) each:
+  // the inner products' kappa / (2 bound) (v = kappa q; onto the sigmoid's [-1, 1], Re(z' q) being
+  // half of ip + conj ip) and the gradient's gamma (x bootstrap_scale before a pack). In the
+  // gradient's data rather than in the sigmoid's mask, gamma also scales down the noise of the
+  // sigmoid's replication and block rotations (19.6 bits after 32 iterations at N = 2^12 against
+  // 18.3 in the mask; docs/performance-journal.md).
+  const double a = kappa(iteration) / (2 * cfg_.sigmoid_bound);
+  const double gf = gradient_factor(packs(iteration));
   auto z = [&](u32 k, u32 j) {
     return (labels[k] ? 1.0 : -1.0) * x[static_cast<std::size_t>(k) * f + j];
   };
   Helr::Batch out;
   out.iteration = iteration;
   for (u32 c = 0; c < cc; ++c) {
-    // Rows: block a of ciphertext c holds sample C a + c, conj(z_f + i z_(f+h)).
-    std::vector<Cx> rows(n);
-    for (u32 a = 0; a < n / h; ++a) {
-      const u32 k = cc * a + c;
-      for (u32 j = 0; j < h; ++j)
-        rows[a * h + j] = Cx(z(k, j), -z(k, j + h));
+    std::vector<Cx> rows(n), cols(n);
+    for (u32 k = 0; k < b; ++k) {
+      // Rows: block k holds group (k + c) mod C of sample k, conj(z_j + i z_(j+h)) x a.
+      const u32 gi = r * ((k + c) % cc);
+      // Columns: block k holds group k mod C of sample k + c, z_j + i z_(j+h).
+      const u32 gc = r * (k % cc), kc = (k + c) % b;
+      for (u32 j = 0; j < r; ++j) {
+        rows[k * r + j] = a * Cx(z(k, gi + j), -z(k, gi + j + h));
+        cols[k * r + j] = gf * Cx(z(kc, gc + j), z(kc, gc + j + h));
+      }
     }
     out.inner.push_back(enc.encrypt(encoder_.encode(rows, L)));
-    // Columns: block k (width r) of ciphertext c holds features r c .. r c + r - 1 of sample k.
-    std::vector<Cx> cols(n);
-    for (u32 k = 0; k < b; ++k)
-      for (u32 j = 0; j < r; ++j)
-        cols[k * r + j] = Cx(z(k, r * c + j), z(k, r * c + j + h));
     out.gradient.push_back(enc.encrypt(encoder_.encode(cols, Lc)));
   }
   return out;
@@ -289,6 +269,20 @@ std::vector<double> HelrSparse::decrypt_weights(const Decryptor& dec, const Helr
   return w;
 }
 
+std::vector<Ciphertext> HelrSparse::block_shifts(const Ciphertext& ct) const {
+  std::vector<int> r;
+  for (u32 c = 1; c < cts_; ++c)
+    r.push_back(static_cast<int>(width_ * c));
+  std::vector<Ciphertext> out;
+  out.reserve(cts_);
+  out.push_back(ev_.clone(ct));
+  if (!r.empty()) {
+    for (Ciphertext& c : ev_.rotate_hoisted(ct, r, keys_->galois))
+      out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // ---- phases -------------------------------------------------------------------------------------
 
 void HelrSparse::phase_bootstrap(Io& io) const {
@@ -308,42 +302,38 @@ void HelrSparse::phase_unpack(Io& io) const {
 }
 
 void HelrSparse::phase_inner(Io& io, bool fresh) const {
-  // (a) inner products: Re(z'_c . q), merged, scaled onto [-1, 1] by the mask.
+  // (a) sum_c rows_c . shift_c(q), one relinearization, then each block's W slots summed into its
+  // first; Re(z' . q) x kappa / bound = z . v / bound there.
   const Ciphertext& q = fresh ? io.q_split : io.q->front();
+  const std::vector<Ciphertext> qs = block_shifts(q);
   std::vector<const Ciphertext*> a_ptr, q_ptr;
-  for (const Ciphertext& c : *io.rows) {
-    a_ptr.push_back(&c);
-    q_ptr.push_back(&q);
+  for (u32 c = 0; c < cts_; ++c) {
+    a_ptr.push_back(&(*io.rows)[c]);
+    q_ptr.push_back(&qs[c]);
   }
-  const std::vector<Ciphertext> prod =
-      multiply_relin_rescale_batch(ev_, a_ptr, q_ptr, keys_->relin, cts_);
-  std::vector<const Ciphertext*> prod_ptr;
-  for (const Ciphertext& c : prod)
-    prod_ptr.push_back(&c);
-  const Ciphertext ip = io.k->inner->apply(ev_, prod_ptr, keys_->galois);
+  const Ciphertext prod = ev_.multiply_sum_relin_rescale(a_ptr, q_ptr, q.level(), keys_->relin);
+  const Ciphertext ip = rotate_sum(ev_, prod, 1, width_, keys_->galois, cfg_.reduction_radix);
   io.ip = ev_.add(ip, ev_.conjugate(ip, keys_->galois));
 }
 
 void HelrSparse::phase_sigmoid(Io& io, u32 level) const {
-  // The sigmoid at the sample slots, replicated over each sample's block.
+  // p(-z . v) at each block's first slot, replicated over the block.
   const Ciphertext sig = sigmoid_.at(level)->evaluate(ev_, keys_->relin, io.ip);
   io.sig = rotate_sum(ev_, sig, -1, width_, keys_->galois, cfg_.reduction_radix);
 }
 
-void HelrSparse::phase_gradient(Io& io, u32 level, bool pack) const {
-  // (c) gradient gamma g, replicated with period F/2 (the weights' layout).
+void HelrSparse::phase_gradient(Io& io) const {
+  // (c) sum_c cols_c . shift_c(sig), one relinearization, then the sum over the blocks of each
+  // residue mod C: gamma g replicated with period F/2 (the weights' layout).
+  const std::vector<Ciphertext> ss = block_shifts(io.sig);
   std::vector<const Ciphertext*> z_ptr, s_ptr;
-  for (const Ciphertext& c : *io.cols) {
-    z_ptr.push_back(&c);
-    s_ptr.push_back(&io.sig);
+  for (u32 c = 0; c < cts_; ++c) {
+    z_ptr.push_back(&(*io.cols)[c]);
+    s_ptr.push_back(&ss[c]);
   }
-  const std::vector<Ciphertext> gp =
-      multiply_relin_rescale_batch(ev_, z_ptr, s_ptr, keys_->relin, cts_);
-  std::vector<const Ciphertext*> gp_ptr;
-  for (const Ciphertext& c : gp)
-    gp_ptr.push_back(&c);
-  const double value = pack ? gamma() * cfg_.bootstrap_scale : gamma();
-  io.g = gradient_.at({level, value})->apply(ev_, gp_ptr, keys_->galois);
+  const Ciphertext gp = ev_.multiply_sum_relin_rescale(z_ptr, s_ptr, io.sig.level(), keys_->relin);
+  io.g = rotate_sum(ev_, gp, static_cast<int>(cts_ * width_), cfg_.batch / cts_, keys_->galois,
+                    cfg_.reduction_radix);
 }
 
 void HelrSparse::phase_update(Io& io, bool fresh, bool pack) const {
@@ -376,21 +366,22 @@ std::vector<HelrForm::Phase<HelrSparse::Io>> HelrSparse::phases(u32 t) const {
   p.push_back({"InnerProduct", [this, fresh](Io& io) { phase_inner(io, fresh); },
                &HelrPhaseTimes::inner_product_ms});
   p.push_back(
-      {"Sigmoid", [this, L](Io& io) { phase_sigmoid(io, L - 2); }, &HelrPhaseTimes::sigmoid_ms});
-  const u32 lg = L - 3 - dsig();
-  p.push_back({"Gradient", [this, lg, pack](Io& io) { phase_gradient(io, lg, pack); },
-               &HelrPhaseTimes::gradient_ms});
+      {"Sigmoid", [this, L](Io& io) { phase_sigmoid(io, L - 1); }, &HelrPhaseTimes::sigmoid_ms});
+  p.push_back({"Gradient", [this](Io& io) { phase_gradient(io); }, &HelrPhaseTimes::gradient_ms});
   p.push_back({"Update", [this, fresh, pack](Io& io) { phase_update(io, fresh, pack); },
                &HelrPhaseTimes::update_ms});
   return p;
 }
 
 u32 HelrSparse::key_switches() const {
-  const MergedReduction& inner = *consts_.front().inner;
-  const MergedReduction& grad = *gradient_.begin()->second;
-  return cts_ + inner.key_switches() + 1 + dsig() +
-         static_cast<u32>(rotate_sum_rotations(-1, width_, slots_, cfg_.reduction_radix).size()) +
-         cts_ + grad.key_switches();
+  const u32 radix = cfg_.reduction_radix;
+  const auto steps = [&](int stride, u32 count) {
+    return static_cast<u32>(rotate_sum_rotations(stride, count, slots_, radix).size());
+  };
+  // Shifts and one relinearization per product sum, the block sums, the conjugation, the
+  // sigmoid's relinearizations and its replication, the sum over the blocks.
+  return 2 * cts_ + steps(1, width_) + 1 + dsig() + steps(-1, width_) +
+         steps(static_cast<int>(cts_ * width_), cfg_.batch / cts_);
 }
 
 void HelrSparse::iterate(Helr::State& s, const Helr::Batch& b, HelrPhaseTimes* times) {
@@ -464,8 +455,8 @@ void HelrSparse::iterate(Helr::State& s, const Helr::Batch& b, HelrPhaseTimes* t
   if (times) {
     if (fresh) times->bootstrap_limbs = ctx_->level(boot_->output_level()).limbs;
     times->inner_product_limbs = ctx_->level(L - 1).limbs;
-    times->sigmoid_limbs = ctx_->level(L - 2).limbs;
-    times->gradient_limbs = ctx_->level(L - 3 - dsig()).limbs;
+    times->sigmoid_limbs = ctx_->level(L - 1).limbs;
+    times->gradient_limbs = ctx_->level(L - 2 - dsig()).limbs;
     times->key_switches = key_switches();
   }
 }

@@ -116,9 +116,10 @@ TEST_P(HelrReplay, HanLayoutGraphsMatchEagerAndPlaintext) {
   run(HelrLayout::kHan2019, 4, 1);
 }
 
-// Sparse weights: two iterations, the pack, a sparse bootstrapping, one more.
+// Sparse weights: four iterations of depth 4 from level 16, the pack, a sparse bootstrapping,
+// one more.
 TEST_P(HelrReplay, SparseWeightsGraphsMatchEagerAndPlaintext) {
-  run(HelrLayout::kSparseWeights, 3, 1);
+  run(HelrLayout::kSparseWeights, 5, 1);
 }
 
 THEO_INSTANTIATE_ON_BACKEND(HelrReplay);

@@ -99,11 +99,11 @@ TEST(Helr, RejectsBadInputBeforeEncrypting) {
   x[17] = 0.5;
   y[3] = 2;
   EXPECT_THROW(helr.encrypt_batch(enc, x, y, 0), ParameterError);
-  // A deeper sigmoid (degree 15: 4 + 4 levels) fits one iteration per bootstrapped span (12
-  // levels after the split): two from level 16, then one per bootstrapping.
+  // A deeper sigmoid (degree 15: 2 + 4 levels) fits two iterations per bootstrapped span (12
+  // levels after the split): two from level 16, then two per bootstrapping.
   HelrConfig deep = cfg;
   deep.sigmoid_degree = 15;
-  deep.iterations = 4;
+  deep.iterations = 6;
   EXPECT_EQ(Helr(ctx, deep).plan().bootstraps, 2u);
   HelrConfig too_deep = cfg;
   too_deep.sigmoid_degree = 511;
@@ -116,7 +116,7 @@ TEST(Helr, RejectsBadInputBeforeEncrypting) {
   huge.batch = 4096;
   EXPECT_THROW(Helr(ctx, huge), ParameterError);
   EXPECT_EQ(helr.ciphertexts(), 4u);
-  EXPECT_EQ(helr.iteration_depth(), 6u);
+  EXPECT_EQ(helr.iteration_depth(), 4u);
   // Han et al.'s layout: 8 ciphertexts of 64 rows x 32 features, depth 4; shapes it cannot hold.
   HelrConfig han = cfg;
   han.layout = HelrLayout::kHan2019;

@@ -28,7 +28,7 @@
 //   * kSparseWeights, the library's fast variant: complex slots carry two features, the mini-batch
 //     is encrypted in a rows layout (inner products) and a columns layout (gradient) whose merged
 //     reductions are cheap, and the state [w | q] is packed into one sparse ciphertext of F slots
-//     for a cheap sparse bootstrapping every second iteration (depth 6 per iteration).
+//     for a cheap sparse bootstrapping every third iteration (depth 4 per iteration).
 //
 // Graphs (HelrConfig::graphs, docs/graphs.md): each iteration's phases are captured once per
 // distinct shape (levels, bootstrapping before it) and replayed, with the iteration's batch,
