@@ -373,6 +373,9 @@ int run(const Args& a) {
     return st;
   };
   const Stats main_stats = measure(count, a.graph);
+  // Memory as the measured mode leaves it: the eager images below run with the graphs still
+  // held, so their working set comes on top.
+  const MemoryReport mem_runs = be.memory_report();
   const u32 eager_count =
       a.graph ? std::min<u32>(a.eager_count, static_cast<u32>(images.pixels.size())) : 0;
   const Stats eager_stats = eager_count > 0 ? measure(eager_count, false) : Stats{};
@@ -398,7 +401,7 @@ int run(const Args& a) {
   const std::string op =
       std::string(r20 ? "resnet20" : "resnet") + (relu ? "_relu_inference" : "_inference");
   const ResNetCounts& c = net.counts();
-  auto record = [&](const Stats& st, bool graph_mode) {
+  auto record = [&](const Stats& st, bool graph_mode, const MemoryReport& m) {
     const u32 n = static_cast<u32>(st.times.size());
     nlohmann::json rec = {
         {"op", op},
@@ -436,21 +439,29 @@ int run(const Args& a) {
       rec["capture_s"] = capture_s;
       rec["graph_units"] = graphs->units();
       rec["graph_kernels"] = graphs->kernel_count();
+      // The captured units' own memory (outputs and their shared scratch).
+      rec["graph_memory_gb"] = gb(graphs->workspace_bytes());
     }
-    // Bytes the backend holds (null where it does not track them, the CPU).
-    if (mem.peak_bytes > 0) {
+    // Bytes the backend holds on the device (null on the CPU): peak_gpu_gb the most in use by
+    // the backend's allocations since it was made, sampled after this mode's images;
+    // device_used_gb the device's own view then (cudaMemGetInfo: every process and the CUDA
+    // context); pool_reserved_gb what the memory pool holds from the device, free blocks included.
+    if (m.device_total > 0) {
       rec["weights_gb"] = gb(live_net - live_boot);
       rec["bootstrapper_gb"] = gb(live_boot - live0);
       rec["keys_gb"] = gb(live_keys - live_sk);
-      rec["peak_gpu_gb"] = gb(mem.peak_bytes);
-      rec["device_used_gb"] = gb(mem.device_used);
+      rec["peak_gpu_gb"] = gb(m.peak_bytes);
+      rec["device_used_gb"] = gb(m.device_used);
+      rec["pool_reserved_gb"] = gb(m.reserved_bytes);
+      rec["pool_reserved_peak_gb"] = gb(m.reserved_peak_bytes);
     } else {
-      for (const char* k : {"weights_gb", "bootstrapper_gb", "keys_gb", "peak_gpu_gb"})
+      for (const char* k : {"weights_gb", "bootstrapper_gb", "keys_gb", "peak_gpu_gb",
+                            "device_used_gb", "pool_reserved_gb", "pool_reserved_peak_gb"})
         rec[k] = nullptr;
     }
     return rec;
   };
-  nlohmann::json rec = record(main_stats, a.graph);
+  nlohmann::json rec = record(main_stats, a.graph, mem_runs);
   if (a.profile) {
     // The recorded image, every backend op synchronized and timed (slower than the median above:
     // the shares, not the sum, are what this pass is for).
@@ -490,7 +501,7 @@ int run(const Args& a) {
                       {"backend_calls", all.calls}};
   }
   emit(rec, a.out);
-  if (eager_count > 0) emit(record(eager_stats, false), a.out);
+  if (eager_count > 0) emit(record(eager_stats, false, mem), a.out);
   return 0;
 }
 

@@ -96,6 +96,41 @@ void set_input(WGraph& g, nb::handle input, nb::handle value) {
   throw nb::type_error("Graph.set_input: the input must be a Ciphertext or a Plaintext");
 }
 
+// A Graph of fn with declared `inputs`, made by `capture` (Context::capture or
+// CaptureSequence::capture) from the C++ function that runs fn; `who` names the caller in errors.
+template <class Capture>
+WGraph make_graph(const SessionPtr& s, nb::object fn, nb::object inputs, const char* who,
+                  Capture&& capture) {
+  if (!PyCallable_Check(fn.ptr()))
+    throw nb::type_error((std::string(who) + ": fn must be callable").c_str());
+  nb::tuple declared;
+  if (!inputs.is_none()) {
+    declared = nb::tuple(inputs);
+    for (nb::handle h : declared) {
+      const bool ok = (nb::isinstance<WCiphertext>(h) && nb::cast<const WCiphertext&>(h).s == s) ||
+                      (nb::isinstance<WPlaintext>(h) && nb::cast<const WPlaintext&>(h).s == s);
+      if (!ok)
+        throw theo::ContextError(std::string(who) +
+                                 ": every declared input must be a Ciphertext or Plaintext of "
+                                 "this context");
+    }
+  }
+  auto cap = std::make_shared<Captured>();
+  cap->fn = fn;
+  // The backend records while fn runs (GIL held: fn is Python); each evaluator call inside
+  // releases and retakes the GIL as it does eagerly.
+  // With graphs off the function runs only at each replay (as in C++): the outputs are
+  // then None until the first replay.
+  theo::Graph g = capture([cap] { run_captured(*cap); });
+  return WGraph{s, std::move(cap), std::move(g), std::move(declared)};
+}
+
+// A CaptureSequence and the session that keeps its Context alive.
+struct WCaptureSequence {
+  SessionPtr s;
+  theo::CaptureSequence seq;
+};
+
 }  // namespace
 
 void bind_graph(nb::module_& m, nb::class_<WContext>& context) {
@@ -159,32 +194,46 @@ void bind_graph(nb::module_& m, nb::class_<WContext>& context) {
           "node_count", [](const WGraph& g) { return g.g.node_count(); },
           "All nodes of the graph, copies included: the launches the same work makes op by op.");
 
+  nb::class_<WCaptureSequence>(
+      m, "CaptureSequence",
+      "Graphs captured one after another that share their scratch memory (Context."
+      "capture_sequence; docs/graphs.md): a chain of graphs, such as the layers of a network, "
+      "then holds about one graph's temporaries instead of all of them. Replay its graphs in "
+      "capture order and read the last one's outputs before replaying an earlier one again: an "
+      "output may lie in memory that earlier graphs of the sequence use as scratch.")
+      .def(
+          "capture",
+          [](WCaptureSequence& q, nb::object fn, nb::object inputs) {
+            return make_graph(
+                q.s, std::move(fn), std::move(inputs), "CaptureSequence.capture",
+                [&q](std::function<void()> f) { return q.seq.capture(std::move(f)); });
+          },
+          "fn"_a, "inputs"_a = nb::none(),
+          "Context.capture, sharing scratch with the sequence's other graphs. Raises "
+          "BackendError inside another capture.")
+      .def("__len__", [](const WCaptureSequence& q) { return q.seq.size(); })
+      .def_prop_ro(
+          "workspace_bytes", [](const WCaptureSequence& q) { return q.seq.workspace_bytes(); },
+          "Backend memory the sequence's graphs hold (outputs and shared scratch); 0 with graphs "
+          "off.")
+      .def_prop_ro(
+          "free_bytes", [](const WCaptureSequence& q) { return q.seq.free_bytes(); },
+          "Of which scratch that the next capture may take.");
+
+  context.def(
+      "capture_sequence",
+      [](const WContext& c) {
+        return WCaptureSequence{c.s, theo::CaptureSequence(c.s->ctx)};
+      },
+      "A new CaptureSequence of this context: graphs captured through it share their scratch "
+      "memory.");
+
   context.def(
       "capture",
       [](const WContext& c, nb::object fn, nb::object inputs) {
-        if (!PyCallable_Check(fn.ptr()))
-          throw nb::type_error("Context.capture: fn must be callable");
-        nb::tuple declared;
-        if (!inputs.is_none()) {
-          declared = nb::tuple(inputs);
-          for (nb::handle h : declared) {
-            const bool ok =
-                (nb::isinstance<WCiphertext>(h) && nb::cast<const WCiphertext&>(h).s == c.s) ||
-                (nb::isinstance<WPlaintext>(h) && nb::cast<const WPlaintext&>(h).s == c.s);
-            if (!ok)
-              throw theo::ContextError(
-                  "Context.capture: every declared input must be a Ciphertext or Plaintext of "
-                  "this context");
-          }
-        }
-        auto cap = std::make_shared<Captured>();
-        cap->fn = fn;
-        // The backend records while fn runs (GIL held: fn is Python); each evaluator call inside
-        // releases and retakes the GIL as it does eagerly.
-        // With graphs off the function runs only at each replay (as in C++): the outputs are
-        // then None until the first replay.
-        theo::Graph g = c.s->ctx->capture([cap] { run_captured(*cap); });
-        return WGraph{c.s, std::move(cap), std::move(g), std::move(declared)};
+        return make_graph(
+            c.s, std::move(fn), std::move(inputs), "Context.capture",
+            [&c](std::function<void()> f) { return c.s->ctx->capture(std::move(f)); });
       },
       "fn"_a, "inputs"_a = nb::none(),
       "Captures the evaluator calls fn() makes into a Graph without running them "

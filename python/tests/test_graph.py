@@ -92,3 +92,26 @@ def test_host_work_inside_is_refused_and_the_context_stays_usable(env):
     g = env.ctx.capture(lambda: ev.add(a, a))
     g.replay()
     assert words(g.outputs) == words(ev.add(a, a))
+
+
+def test_capture_sequence_shares_scratch_and_replays_like_eager(env):
+    ev, enc = env.evaluator, env.encryptor
+    a, b = enc.encrypt(env.cplx()), enc.encrypt(env.cplx())
+    m = env.encoder.encode(env.real())
+    seq = env.ctx.capture_sequence()
+    first = seq.capture(lambda: unit(ev, a, b, m), inputs=(a, b))
+    mid = first.outputs[1]
+    second = seq.capture(lambda: ev.multiply_relin_rescale(ev.rotate(mid, 3), mid))
+    assert len(seq) == 2 and first.captured and second.captured
+    assert seq.workspace_bytes > 0 and seq.free_bytes > 0
+    for step in range(2):
+        x, y = enc.encrypt(env.cplx()), enc.encrypt(env.cplx())
+        first.run(x, y)
+        second.replay()
+        t = unit(ev, x, y, m)[1]
+        assert words(second.outputs) == words(ev.multiply_relin_rescale(ev.rotate(t, 3), t)), step
+    with pytest.raises(th.BackendError, match="already capturing"):
+        env.ctx.capture(lambda: seq.capture(lambda: ev.add(a, a)))
+    g = seq.capture(lambda: ev.add(a, a))  # the context and the sequence stay usable
+    g.replay()
+    assert words(g.outputs) == words(ev.add(a, a))

@@ -102,6 +102,7 @@ if _core is not None:
         EvaluationKeys,
         HostCiphertext,
         Evaluator,
+        CaptureSequence,
         Graph,
         Helr,
         HelrBatch,
@@ -156,6 +157,7 @@ __all__ = [
     "Decryptor",
     "Evaluator",
     "Graph",
+    "CaptureSequence",
     # circuits
     "ChebyshevSeries",
     "chebyshev_fit",

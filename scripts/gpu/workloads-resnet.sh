@@ -13,12 +13,19 @@
 #   * the library's fast variant (quadratic activation, 2 bootstrappings;
 #     examples/models/resnet20_digits.theocnn), recounted the same way: 10 images eager.
 # Records (op "resnet20_relu_inference" / "resnet20_inference", mode, median_ms, bootstraps,
-# key_switches, peak_gpu_gb, weights_gb, keys_gb, precision_bits, class_agreement,
-# class_agreement_relu, plaintext_accuracy, activation, git_commit, ...) go to
-# $OUT/workloads-resnet/resnet.json, one per line; logs beside it; a summary table last.
+# key_switches, peak_gpu_gb, device_used_gb, pool_reserved_gb, graph_memory_gb, weights_gb,
+# keys_gb, precision_bits, class_agreement, class_agreement_relu, plaintext_accuracy, activation,
+# git_commit, ...) go to $OUT/workloads-resnet/resnet.json, one per line; logs beside it; a
+# summary table last. The memory fields of a record are sampled after its mode's images, before
+# the eager images that follow a graph run.
 #
 #   scripts/gpu/workloads-resnet.sh [BIN_DIR]     (run from the repository root; BIN_DIR holds
 #                                                  theo_resnet, default build-cuda/bench)
+#   RUNS="relu_n16_s35_t4 relu_bootparam_40_short" scripts/gpu/workloads-resnet.sh
+#                                                 (only these runs, in this order: smoke,
+#                                                  relu_bootparam_40, relu_n16_s35_t4,
+#                                                  relu_bootparam_40_short (20 images graph, no
+#                                                  eager, no profile), quadratic_bootparam_40)
 # Build (on the build machine, ~15 min on 2 cores; only this target is needed):
 #   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DTHEO_CUDA=ON \
 #     -DTHEO_STATIC_DEPS=ON -DTHEO_BUILD_TESTS=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
@@ -53,21 +60,33 @@ models="$root/examples/models"
 relu=(--model "$models/resnet20_relu_mnist.theocnn" --images "$models/mnist_test28.json")
 quad=(--model "$models/resnet20_digits.theocnn" --images "$models/digits_test8x8.json")
 # A functional check first: the narrow ReLU network on a small insecure set (seconds).
-run smoke --model "$models/resnet20_relu_narrow_mnist.theocnn" \
-  --images "$models/mnist_test28.json" --levels 16 --insecure --count 2
-run relu_bootparam_40 "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 100 --graph \
-  --eager-count 10 --profile
-run relu_n16_s35_t4 "${relu[@]}" --preset n16_s35_t4 "${keys[@]}" --count 30 --graph \
-  --eager-count 5
-run quadratic_bootparam_40 "${quad[@]}" --preset bootparam_40 "${keys[@]}" --count 10
+for r in ${RUNS:-smoke relu_bootparam_40 relu_n16_s35_t4 quadratic_bootparam_40}; do
+  case "$r" in
+    smoke)
+      run smoke --model "$models/resnet20_relu_narrow_mnist.theocnn" \
+        --images "$models/mnist_test28.json" --levels 16 --insecure --count 2 ;;
+    relu_bootparam_40)
+      run relu_bootparam_40 "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 100 --graph \
+        --eager-count 10 --profile ;;
+    relu_n16_s35_t4)
+      run relu_n16_s35_t4 "${relu[@]}" --preset n16_s35_t4 "${keys[@]}" --count 30 --graph \
+        --eager-count 5 ;;
+    relu_bootparam_40_short)
+      run relu_bootparam_40_short "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 20 \
+        --graph ;;
+    quadratic_bootparam_40)
+      run quadratic_bootparam_40 "${quad[@]}" --preset bootparam_40 "${keys[@]}" --count 10 ;;
+    *) echo "workloads-resnet: unknown run '$r'"; rc=1 ;;
+  esac
+done
 echo "workloads-resnet: results in $out (resnet.json: one record per line)"
 # Summary (one line per record of this run).
 python3 - "$out/resnet.json" <<'PY' || true
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 cols = ["op", "preset", "mode", "activation", "median_ms", "bootstraps", "key_switches", "weights_gb",
-        "keys_gb", "peak_gpu_gb", "precision_bits", "class_agreement", "class_agreement_relu",
-        "plaintext_accuracy"]
+        "keys_gb", "peak_gpu_gb", "device_used_gb", "pool_reserved_gb", "graph_memory_gb",
+        "precision_bits", "class_agreement", "class_agreement_relu", "plaintext_accuracy"]
 fmt = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
 print(" | ".join(cols))
 for r in rows:

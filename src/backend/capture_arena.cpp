@@ -4,13 +4,79 @@
 
 namespace theo {
 
-CaptureArena::CaptureArena(std::shared_ptr<Allocator> upstream) : upstream_(std::move(upstream)) {
+CaptureWorkspace::CaptureWorkspace(std::shared_ptr<Allocator> upstream)
+    : upstream_(std::move(upstream)) {
+  if (!upstream_) throw ParameterError("CaptureWorkspace: the upstream allocator is null");
+}
+
+CaptureWorkspace::~CaptureWorkspace() {
+  for (const auto& [ptr, words] : owned_)
+    upstream_->deallocate(ptr, words);
+}
+
+void CaptureWorkspace::own(u32* ptr, std::size_t words) {
+  std::lock_guard<std::mutex> lock(mu_);
+  owned_.emplace_back(ptr, words);
+  owned_words_ += words;
+}
+
+std::pair<u32*, std::size_t> CaptureWorkspace::take(std::size_t words) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = free_.lower_bound(words);
+  if (it == free_.end() || it->first > 2 * words) return {nullptr, 0};
+  const std::pair<u32*, std::size_t> block{it->second, it->first};
+  free_.erase(it);
+  free_words_ -= block.second;
+  return block;
+}
+
+void CaptureWorkspace::give(u32* ptr, std::size_t words) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    free_.emplace(words, ptr);
+    free_words_ += words;
+  } catch (...) {
+    // No host memory for the bookkeeping: the block is simply not reused (owned_ returns it).
+  }
+}
+
+std::size_t CaptureWorkspace::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owned_words_ * sizeof(u32);
+}
+
+std::size_t CaptureWorkspace::free_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return free_words_ * sizeof(u32);
+}
+
+CaptureWorkspace::Replay::Replay(CaptureWorkspace& ws) : ws_(ws) {
+  if (ws_.replaying_.exchange(true))
+    throw BackendError(
+        "replay: another graph of the same capture sequence is replaying on another thread (the "
+        "graphs of a sequence share scratch memory: replay them one at a time)");
+}
+
+CaptureArena::CaptureArena(std::shared_ptr<Allocator> upstream,
+                           std::shared_ptr<CaptureWorkspace> shared)
+    : upstream_(std::move(upstream)), shared_(std::move(shared)) {
   if (!upstream_) throw ParameterError("CaptureArena: the upstream allocator is null");
+  if (shared_ && shared_->upstream() != upstream_)
+    throw BackendError(
+        "begin_capture: the capture workspace belongs to another backend (make it with this "
+        "backend's make_capture_workspace())");
 }
 
 CaptureArena::~CaptureArena() {
   for (const Block& b : owned_)
     upstream_->deallocate(b.ptr, b.words);
+}
+
+void CaptureArena::keep(u32* ptr, std::size_t words) {
+  if (shared_)
+    shared_->own(ptr, words);
+  else
+    owned_.push_back({ptr, words});
 }
 
 u32* CaptureArena::take(std::multimap<std::size_t, u32*>& list, std::size_t words) {
@@ -30,13 +96,32 @@ u32* CaptureArena::allocate(std::size_t words) {
   u32* p = take(free_, words);
   if (p == nullptr && forked)
     p = take(lane_free_[fork_->lane() == ForkState::Lane::kBranch ? 1 : 0], words);
+  if (p == nullptr && shared_) {
+    // Scratch of an earlier capture of the sequence: every op that touched it runs before this
+    // capture's work, so either lane of a fork may take it, like a block freed before the fork.
+    const auto [q, size] = shared_->take(words);
+    if (q != nullptr) {
+      try {
+        captured_.emplace(q, size);
+      } catch (...) {
+        shared_->give(q, size);
+        throw;
+      }
+      p = q;
+    }
+  }
   if (p == nullptr) {
     p = upstream_->allocate(words);
     try {
-      owned_.push_back({p, words});
       captured_.emplace(p, words);
     } catch (...) {
-      if (!owned_.empty() && owned_.back().ptr == p) owned_.pop_back();
+      upstream_->deallocate(p, words);
+      throw;
+    }
+    try {
+      keep(p, words);
+    } catch (...) {
+      captured_.erase(p);
       upstream_->deallocate(p, words);
       throw;
     }
@@ -96,7 +181,7 @@ void CaptureArena::join() noexcept {
 void CaptureArena::adopt(u32* ptr, std::size_t words) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   try {
-    owned_.push_back({ptr, words});
+    keep(ptr, words);
   } catch (...) {
     // Out of host memory for the bookkeeping: leak the block rather than free memory that
     // captured work still reads.
@@ -106,6 +191,16 @@ void CaptureArena::adopt(u32* ptr, std::size_t words) noexcept {
 void CaptureArena::close() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   open_ = false;
+  if (shared_) {
+    // Free now: scratch, which later captures of the sequence may take. An aborted capture's
+    // blocks qualify too (lanes and held ones included): its work never runs.
+    for (auto* list : {&free_, &lane_free_[0], &lane_free_[1], &held_}) {
+      for (const auto& [words, ptr] : *list) {
+        captured_.erase(ptr);
+        shared_->give(ptr, words);
+      }
+    }
+  }
   free_.clear();
   lane_free_[0].clear();
   lane_free_[1].clear();

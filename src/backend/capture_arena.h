@@ -17,7 +17,16 @@
 //    and blocks it made and freed itself; a block the other lane may still use (made before the
 //    fork, or by the other lane) waits until join(). The lanes are concurrent graph branches, so
 //    capture order alone no longer orders a reuse after the last use.
+//  * With a CaptureWorkspace (a sequence of captures whose replays are serialized, the contract
+//    in theo/ring/stream_control.h): the blocks still free when the capture ends (its scratch: no
+//    replay of it reads them before writing them) go to the workspace, and a later capture of the
+//    sequence takes them when its own free lists have none. Reusing them is safe for the same
+//    reason as within one capture: every replay of the earlier graph has ended before the later
+//    graph starts. The workspace owns every block of the sequence's arenas (outputs and adopted
+//    blocks included, never handed on) until it and all of them are gone, so a graph of the
+//    sequence may read another's output even after that graph is destroyed.
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -30,9 +39,55 @@
 
 namespace theo {
 
+// The memory a sequence of captures shares: every block of its arenas, and the free ones among
+// them (scratch of ended captures). Thread-safe.
+class CaptureWorkspace {
+ public:
+  explicit CaptureWorkspace(std::shared_ptr<Allocator> upstream);
+  // Returns every block to upstream (after the last graph of the sequence: the arenas hold it).
+  ~CaptureWorkspace();
+  CaptureWorkspace(const CaptureWorkspace&) = delete;
+  CaptureWorkspace& operator=(const CaptureWorkspace&) = delete;
+
+  const std::shared_ptr<Allocator>& upstream() const { return upstream_; }
+  // Keeps an upstream block until the workspace dies. Throws only for host bookkeeping memory.
+  void own(u32* ptr, std::size_t words);
+  // A free block of at least `words` words (best fit, at most twice): {null, 0} if none.
+  std::pair<u32*, std::size_t> take(std::size_t words);
+  // A block of the workspace that no replay reads before writing (scratch of an ended capture).
+  void give(u32* ptr, std::size_t words) noexcept;
+  // Bytes of all the blocks it owns, and of the free ones.
+  std::size_t bytes() const;
+  std::size_t free_bytes() const;
+
+  // Held by a replay that runs on the calling thread (the CPU backend): BackendError if another
+  // replay of the sequence is running, since both would write the same scratch.
+  class Replay {
+   public:
+    explicit Replay(CaptureWorkspace& ws);
+    ~Replay() { ws_.replaying_.store(false); }
+    Replay(const Replay&) = delete;
+    Replay& operator=(const Replay&) = delete;
+
+   private:
+    CaptureWorkspace& ws_;
+  };
+
+ private:
+  std::shared_ptr<Allocator> upstream_;
+  mutable std::mutex mu_;
+  std::vector<std::pair<u32*, std::size_t>> owned_;
+  std::multimap<std::size_t, u32*> free_;  // words -> free block
+  std::size_t owned_words_ = 0, free_words_ = 0;
+  std::atomic<bool> replaying_{false};
+};
+
 class CaptureArena final : public Allocator {
  public:
-  explicit CaptureArena(std::shared_ptr<Allocator> upstream);
+  // `shared` (may be null): the workspace of the capture's sequence, made over `upstream`
+  // (BackendError otherwise).
+  explicit CaptureArena(std::shared_ptr<Allocator> upstream,
+                        std::shared_ptr<CaptureWorkspace> shared = nullptr);
   ~CaptureArena() override;
   CaptureArena(const CaptureArena&) = delete;
   CaptureArena& operator=(const CaptureArena&) = delete;
@@ -50,6 +105,8 @@ class CaptureArena final : public Allocator {
   void set_fork(ForkState* fork) noexcept { fork_ = fork; }
   // The fork's join edge is captured: every block freed inside the fork is reusable by anyone.
   void join() noexcept;
+  // The sequence's workspace (null: the capture shares nothing).
+  const std::shared_ptr<CaptureWorkspace>& shared() const { return shared_; }
 
  private:
   struct Block {
@@ -57,9 +114,12 @@ class CaptureArena final : public Allocator {
     std::size_t words;
   };
   std::shared_ptr<Allocator> upstream_;
+  std::shared_ptr<CaptureWorkspace> shared_;
   std::mutex mu_;
   bool open_ = true;
-  std::vector<Block> owned_;  // made during the capture (free or not), plus adopted blocks
+  // Made during the capture (free or not), plus adopted blocks; empty with a workspace, which
+  // owns them instead.
+  std::vector<Block> owned_;
   std::unordered_map<const u32*, std::size_t> captured_;  // the capture's own blocks -> words
   std::multimap<std::size_t, u32*> free_;                 // words -> free block of the capture
   ForkState* fork_ = nullptr;
@@ -68,6 +128,8 @@ class CaptureArena final : public Allocator {
 
   // Best fit from `list`, at most twice the request; null if none.
   static u32* take(std::multimap<std::size_t, u32*>& list, std::size_t words);
+  // Keeps a block until the arena (or, with one, the workspace) dies.
+  void keep(u32* ptr, std::size_t words);
 };
 
 }  // namespace theo

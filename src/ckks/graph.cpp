@@ -4,23 +4,64 @@
 #include "theo/ckks/graph.h"
 
 #include <string>
+#include <utility>
 
+#include "backend/capture_arena.h"
 #include "theo/errors.h"
 
 namespace theo {
 
-Graph Context::capture(std::function<void()> fn) const {
-  if (!fn) throw ParameterError("Context::capture: the function is empty");
-  if (!policy_.graphs()) return Graph(shared_from_this(), nullptr, std::move(fn));
-  Backend& be = backend();
-  be.begin_capture();
+namespace {
+
+// The backend's work for fn, recorded with scratch from `workspace` (null: its own).
+std::unique_ptr<CapturedWork> record(Backend& be, const std::function<void()>& fn,
+                                     std::shared_ptr<CaptureWorkspace> workspace) {
+  be.begin_capture(std::move(workspace));
   try {
     fn();
   } catch (...) {
     be.abort_capture();
     throw;
   }
-  return Graph(shared_from_this(), be.end_capture(), nullptr);
+  return be.end_capture();
+}
+
+}  // namespace
+
+Graph Context::capture(std::function<void()> fn) const {
+  if (!fn) throw ParameterError("Context::capture: the function is empty");
+  if (!policy_.graphs()) return Graph(shared_from_this(), nullptr, std::move(fn));
+  return Graph(shared_from_this(), record(backend(), fn, nullptr), nullptr);
+}
+
+CaptureSequence::CaptureSequence(ContextPtr ctx) : ctx_(std::move(ctx)) {
+  if (!ctx_) throw ContextError("CaptureSequence: the Context is null");
+}
+
+Graph CaptureSequence::capture(std::function<void()> fn) {
+  if (!ctx_) throw ContextError("CaptureSequence::capture: the sequence is empty (default-made)");
+  if (!fn) throw ParameterError("CaptureSequence::capture: the function is empty");
+  if (!ctx_->policy().graphs()) {
+    ++size_;
+    return Graph(ctx_, nullptr, std::move(fn));
+  }
+  Backend& be = ctx_->backend();
+  if (be.capturing())
+    throw BackendError(
+        "CaptureSequence::capture: the backend is already capturing (the captures of a sequence "
+        "follow each other; capture inside another capture is not possible)");
+  if (!workspace_) workspace_ = be.make_capture_workspace();
+  Graph g(ctx_, record(be, fn, workspace_), nullptr);
+  ++size_;
+  return g;
+}
+
+std::size_t CaptureSequence::workspace_bytes() const {
+  return workspace_ ? workspace_->bytes() : 0;
+}
+
+std::size_t CaptureSequence::free_bytes() const {
+  return workspace_ ? workspace_->free_bytes() : 0;
 }
 
 Graph::Graph(ContextPtr ctx, std::unique_ptr<CapturedWork> work, std::function<void()> eager)

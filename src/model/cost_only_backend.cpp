@@ -162,7 +162,7 @@ class CostOnlyBackend final : public Backend {
   }
   void do_sample_uniform(const std::array<std::uint8_t, 32>&, u64, PolyRef) override { op(); }
 
-  void do_begin_capture() override {
+  void do_begin_capture(std::shared_ptr<CaptureWorkspace>) override {
     capturing_ = true;
     captured_ = 0;
   }

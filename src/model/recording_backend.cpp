@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "theo/errors.h"
@@ -307,8 +308,11 @@ class RecordingBackend final : public Backend {
   }
 
   // ---- capture ----------------------------------------------------------------------------
-  void do_begin_capture() override {
-    inner_->begin_capture();
+  std::shared_ptr<CaptureWorkspace> make_capture_workspace() override {
+    return inner_->make_capture_workspace();
+  }
+  void do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) override {
+    inner_->begin_capture(std::move(workspace));
     captured_.clear();
     capture_base_ = current_op_scope();
     capturing_ = true;

@@ -4,6 +4,7 @@
 #include "theo/ring/stream_control.h"
 
 #include <string>
+#include <utility>
 
 #include "theo/errors.h"
 
@@ -23,10 +24,10 @@ void StreamControl::refuse_while_forked(std::string_view op) const {
                        "after the join)");
 }
 
-void StreamControl::begin_capture() {
+void StreamControl::begin_capture(std::shared_ptr<CaptureWorkspace> workspace) {
   if (capturing()) throw BackendError("begin_capture: the backend is already capturing");
   refuse_while_forked("begin_capture");
-  do_begin_capture();
+  do_begin_capture(std::move(workspace));
 }
 
 std::unique_ptr<CapturedWork> StreamControl::end_capture() {

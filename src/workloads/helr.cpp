@@ -75,7 +75,8 @@ HelrForm::HelrForm(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
     : ctx_(ctx ? std::move(ctx) : throw ContextError("Helr: the Context is null")),
       cfg_(cfg),
       encoder_(ctx_),
-      ev_(ctx_) {
+      ev_(ctx_),
+      sequence_(ctx_) {
   require_pow2(cfg.features, "features");
   require_pow2(cfg.batch, "batch");
   if (cfg.features < 4) throw ParameterError("Helr: features must be at least 4");

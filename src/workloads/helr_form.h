@@ -10,6 +10,10 @@
 // them, and captures each phase once; an iteration then writes its state, batch and constants
 // into the Unit's clones (Graph::set_input) and replays the phases, whose outputs (the graphs'
 // own memory) the next phase's graph reads where the capture found them.
+//
+// Every phase of every Unit is captured into one CaptureSequence: an iteration replays its Unit's
+// phases in order and copies the outputs into the next state before another iteration replays
+// anything, so the graphs share their scratch (a bootstrapping's temporaries, the largest).
 
 #include <chrono>
 #include <functional>
@@ -53,6 +57,8 @@ class HelrForm {
   bool has_keys() const { return keys_ != nullptr; }
   u32 bootstraps() const { return bootstraps_; }
   u32 captured_graphs() const { return captured_graphs_; }
+  // Backend memory the captured iterations hold (outputs and shared scratch).
+  std::size_t graph_bytes() const { return sequence_.workspace_bytes(); }
   std::size_t captured_kernels() const { return captured_kernels_; }
 
  protected:
@@ -121,6 +127,7 @@ class HelrForm {
   LevelPlan plan_;
   std::unique_ptr<Bootstrapper> boot_;
   std::shared_ptr<const BootstrappingKeys> keys_;
+  CaptureSequence sequence_;  // every Unit's phases
 
  private:
   u32 bootstraps_ = 0;
@@ -143,7 +150,7 @@ template <class Io>
 void HelrForm::capture(const std::vector<Phase<Io>>& phases, Io& io, std::vector<Graph>& graphs) {
   for (const Phase<Io>& p : phases) {
     // By value: with graphs off (ExecutionPolicy), every replay calls this function again.
-    graphs.push_back(ctx_->capture([&io, run = p.run, name = p.scope] {
+    graphs.push_back(sequence_.capture([&io, run = p.run, name = p.scope] {
       const OpScope scope(name);
       run(io);
     }));

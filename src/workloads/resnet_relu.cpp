@@ -363,19 +363,21 @@ Ciphertext ReluResNet::infer(const Evaluator& ev, const Ciphertext& ct0,
 }
 
 // One Graph per progress unit (stem, each block, head), captured in order on persistent values:
-// a unit's graph reads the outputs of the graphs before it.
+// a unit's graph reads the outputs of the graphs before it. The units form one CaptureSequence:
+// run() replays them in capture order and copies the head's output before the next run, so they
+// share one unit's worth of scratch instead of holding every unit's.
 class ReluGraphs final : public ResNetGraphs {
  public:
   ReluGraphs(const ReluResNet& net, const Evaluator& ev, const BootstrappingKeys& keys,
              const Ciphertext& example)
-      : net_(net), input_(ev.clone(example)), val_(net.program.values()) {
+      : net_(net), input_(ev.clone(example)), val_(net.program.values()), sequence_(net.ctx) {
     u32 k0 = 0;
     for (u32 k = 0; k < net.steps.size(); ++k) {
       if (net.steps[k].progress.empty()) continue;
       const u32 a = k0, b = k + 1;
       // Everything the function reads lives in this object or outlives it (the graph may run it
       // again op by op when graphs are off).
-      graphs_.push_back(net.ctx->capture([this, &ev, &keys, a, b] {
+      graphs_.push_back(sequence_.capture([this, &ev, &keys, a, b] {
         if (a == 0) {
           val_[0] = input_.level() > net_.input_level ? ev.level_down(input_, net_.input_level)
                                                       : ev.clone(input_);
@@ -400,11 +402,13 @@ class ReluGraphs final : public ResNetGraphs {
     return n;
   }
   u32 bootstraps_per_run() const override { return bootstraps_; }
+  std::size_t workspace_bytes() const override { return sequence_.workspace_bytes(); }
 
  private:
   const ReluResNet& net_;
   Ciphertext input_;
   std::vector<std::optional<Ciphertext>> val_;
+  CaptureSequence sequence_;
   std::vector<Graph> graphs_;
   const ResNetInference::Progress none_;
   u32 done_ = 0;

@@ -55,6 +55,11 @@ TEST(ResNetWorkload, ReluNetworkMatchesItsPlaintextAppRelu) {
   EXPECT_GT(graphs->kernel_count(), 0u);
   const Ciphertext replayed = graphs->run(in);
   EXPECT_EQ(hash_ct(*e.ctx, replayed), hash_ct(*e.ctx, out));
+  // The units share their scratch (one CaptureSequence): another image, then the first again.
+  EXPECT_GT(graphs->workspace_bytes(), 0u);
+  const Ciphertext in2 = net.encrypt(e.encoder, e.encryptor, random_image(model, rng));
+  EXPECT_EQ(hash_ct(*e.ctx, graphs->run(in2)), hash_ct(*e.ctx, net.infer(e.evaluator, in2, keys)));
+  EXPECT_EQ(hash_ct(*e.ctx, graphs->run(in)), hash_ct(*e.ctx, out));
   const double b = logit_bits(got, want);
   print_bits("ReLU ResNet vs plaintext AppReLU: logits", b);
   EXPECT_GT(b, 10);

@@ -91,6 +91,10 @@ struct MemoryReport {
   std::size_t peak_bytes = 0;    // the most live_bytes has been since the backend was made
   std::size_t device_used = 0;   // the whole device in use (every process, the CUDA context)
   std::size_t device_total = 0;  // the device's memory
+  // What the backend's memory pool holds from the device, blocks it keeps free included (CUDA:
+  // the stream-ordered pool's reserved memory), now and at most.
+  std::size_t reserved_bytes = 0;
+  std::size_t reserved_peak_bytes = 0;
 };
 
 // Every op below is a public non-virtual function that checks its arguments (the shapes, limbs,

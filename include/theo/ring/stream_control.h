@@ -11,6 +11,14 @@
 //    work (upload, download, synchronize, make_bconv) throws BackendError while capturing; the
 //    capture then stays open: end it with abort_capture(). One capture at a time, and no other
 //    thread may use the backend meanwhile.
+//  * Shared scratch: captures begun with one CaptureWorkspace (make_capture_workspace()) form a
+//    sequence whose replays the caller serializes (the CUDA backend replays every graph on its one
+//    stream; the CPU backend refuses two replays of a sequence at once). A block a capture makes
+//    and frees (scratch) then returns to the workspace when that capture ends, and later captures
+//    of the sequence take it before asking the allocator: the sequence holds the largest scratch
+//    of its captures instead of their sum. Blocks still held when a capture ends (its outputs) and
+//    blocks made before it are never handed on. Every block of a sequence's captures stays until
+//    the workspace and all of the sequence's captured work are gone.
 //  * Second stream (complementary pipelining, Theodosian §IV-B):
 //      fork();      // the ops issued next (the branch) start after every op issued before fork()
 //      ...          // branch: on a second stream
@@ -32,6 +40,10 @@
 #include <string_view>
 
 namespace theo {
+
+// Scratch memory shared by a sequence of captures (contract above; backend/capture_arena.h).
+// Opaque outside the backends.
+class CaptureWorkspace;
 
 // The ops a backend recorded between begin_capture() and end_capture(), replayable on that
 // backend. Captured work refers to its operands by address: the polys, plans and keys it read
@@ -57,8 +69,13 @@ class StreamControl {
 
   // ---- capture --------------------------------------------------------------------------------
   // BackendError when already capturing (begin) or not capturing (end), or inside a fork.
-  void begin_capture();
+  // With a workspace, the capture shares scratch with the other captures begun with it
+  // (BackendError if it was made by another backend).
+  void begin_capture(std::shared_ptr<CaptureWorkspace> workspace = nullptr);
   std::unique_ptr<CapturedWork> end_capture();
+  // A new, empty workspace over this backend's memory; null where captures hold no memory (the
+  // backend then ignores the workspace argument).
+  virtual std::shared_ptr<CaptureWorkspace> make_capture_workspace() { return nullptr; }
   // Drops an open capture (nothing recorded runs); no-op when not capturing.
   virtual void abort_capture() noexcept = 0;
   virtual bool capturing() const = 0;
@@ -72,7 +89,7 @@ class StreamControl {
 
  protected:
   // Called after begin_capture() / end_capture() checked the protocol.
-  virtual void do_begin_capture() = 0;
+  virtual void do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) = 0;
   virtual std::unique_ptr<CapturedWork> do_end_capture() = 0;
   // BackendError naming `op` when it is called while capturing (it needs the host at capture
   // time) or between this thread's fork() and join() (host work waits for neither lane).

@@ -137,6 +137,9 @@ class ResNetGraphs {
   virtual std::size_t kernel_count() const = 0;
   // Bootstrappings one run replays (counted as the capture issued them).
   virtual u32 bootstraps_per_run() const = 0;
+  // Backend memory the graphs hold (their outputs and shared scratch, CaptureSequence), 0 where
+  // not tracked (one graph alone, graphs off).
+  virtual std::size_t workspace_bytes() const { return 0; }
 };
 
 class ResNetInference {

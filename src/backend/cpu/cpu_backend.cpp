@@ -30,6 +30,13 @@ CpuBackend::CpuBackend(const RingParams& ring, unsigned threads)
     brev_[i] = bit_reverse(i, ring_.log_n);
 }
 
+MemoryReport CpuBackend::memory_report() const {
+  MemoryReport r;
+  r.live_bytes = alloc_->live_bytes();
+  r.peak_bytes = alloc_->peak_bytes();
+  return r;
+}
+
 std::string CpuBackend::name() const {
   return "cpu (" + std::to_string(pool_.threads()) + " threads)";
 }

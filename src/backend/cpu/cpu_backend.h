@@ -38,6 +38,9 @@ class CpuBackend final : public Backend {
   void join() override { fork_.join(); }
   bool forked() const override { return fork_.open(); }
   std::size_t l2_bytes() const override { return 0; }
+  // Live and peak bytes of the host allocator (the arenas' and workspaces' blocks included).
+  MemoryReport memory_report() const override;
+  std::shared_ptr<CaptureWorkspace> make_capture_workspace() override;
 
  protected:
   void do_upload(const u32* host, PolyRef dst) override;
@@ -48,7 +51,7 @@ class CpuBackend final : public Backend {
 
   // Capture records each op's call (with copies of its span arguments) after the public op
   // checked its arguments, and a replay makes the same calls again (cpu_capture.cpp).
-  void do_begin_capture() override;
+  void do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) override;
   std::unique_ptr<CapturedWork> do_end_capture() override;
 
   void do_ntt(std::span<const PolyRef> polys, std::span<const u32> pre_consts,

@@ -3,6 +3,7 @@
 // capture can be tested without a GPU. Each data op, its arguments checked by the public op, leaves
 // a call that repeats it while capturing (CpuBackend::deferred); a replay makes those calls.
 
+#include <optional>
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
@@ -22,6 +23,10 @@ class CpuCapturedWork final : public CapturedWork {
       throw BackendError(
           "replay of captured work is not allowed while capturing (capture the whole sequence "
           "instead)");
+    // The calls run on this thread: another thread's replay of the same sequence would write the
+    // same scratch at the same time.
+    std::optional<CaptureWorkspace::Replay> one_at_a_time;
+    if (arena_->shared()) one_at_a_time.emplace(*arena_->shared());
     for (const auto& call : calls_)
       call();
   }
@@ -41,9 +46,13 @@ std::shared_ptr<Allocator> CpuBackend::allocator() {
   return alloc_;
 }
 
-void CpuBackend::do_begin_capture() {
+std::shared_ptr<CaptureWorkspace> CpuBackend::make_capture_workspace() {
+  return std::make_shared<CaptureWorkspace>(alloc_);
+}
+
+void CpuBackend::do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) {
   auto c = std::make_unique<Capture>();
-  c->arena = std::make_shared<CaptureArena>(alloc_);
+  c->arena = std::make_shared<CaptureArena>(alloc_, std::move(workspace));
   alloc_->set_capture(c->arena.get());
   capture_ = std::move(c);
 }

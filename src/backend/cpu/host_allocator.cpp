@@ -32,6 +32,10 @@ u32* HostAllocator::allocate(std::size_t words) {
   if (p == nullptr)
     throw OutOfMemoryError("cpu allocator: failed to allocate " + std::to_string(bytes) +
                            " bytes (host memory available: " + available_bytes() + ")");
+  const std::size_t live = live_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = peak_.load(std::memory_order_relaxed);
+  while (live > peak && !peak_.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
   return static_cast<u32*>(p);
 }
 
@@ -40,6 +44,7 @@ void HostAllocator::deallocate(u32* ptr, std::size_t words) noexcept {
     arena->adopt(ptr, words);
     return;
   }
+  live_.fetch_sub(words * sizeof(u32), std::memory_order_relaxed);
   ::operator delete (ptr, std::align_val_t{kAlignment});
 }
 

@@ -2,6 +2,7 @@
 // Host heap memory for the CPU backend, cache-line aligned so limbs start on a line.
 
 #include <atomic>
+#include <cstddef>
 
 #include "theo/ring/poly.h"
 
@@ -22,8 +23,13 @@ class HostAllocator final : public Allocator {
   // were made before the capture, and its recorded calls still read them.
   void set_capture(CaptureArena* arena) noexcept { capture_.store(arena); }
 
+  // Bytes allocated and not yet freed, and the most there have been.
+  std::size_t live_bytes() const { return live_.load(std::memory_order_relaxed); }
+  std::size_t peak_bytes() const { return peak_.load(std::memory_order_relaxed); }
+
  private:
   std::atomic<CaptureArena*> capture_{nullptr};
+  std::atomic<std::size_t> live_{0}, peak_{0};
 };
 
 }  // namespace theo::cpu

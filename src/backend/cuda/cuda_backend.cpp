@@ -76,6 +76,10 @@ MemoryReport CudaBackend::memory_report() const {
   r.live_bytes = v;
   THEO_CUDA_CHECK(cudaMemPoolGetAttribute(dev_->pool(), cudaMemPoolAttrUsedMemHigh, &v));
   r.peak_bytes = v;
+  THEO_CUDA_CHECK(cudaMemPoolGetAttribute(dev_->pool(), cudaMemPoolAttrReservedMemCurrent, &v));
+  r.reserved_bytes = v;
+  THEO_CUDA_CHECK(cudaMemPoolGetAttribute(dev_->pool(), cudaMemPoolAttrReservedMemHigh, &v));
+  r.reserved_peak_bytes = v;
   std::size_t free_bytes = 0, total_bytes = 0;
   THEO_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   r.device_used = total_bytes - free_bytes;

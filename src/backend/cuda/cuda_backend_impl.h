@@ -67,6 +67,7 @@ class CudaBackend final : public Backend {
   bool forked() const override;
   void abort_capture() noexcept override;
   bool capturing() const override;
+  std::shared_ptr<CaptureWorkspace> make_capture_workspace() override;
 
  protected:
   // cuda_backend.cpp
@@ -77,7 +78,7 @@ class CudaBackend final : public Backend {
   void do_synchronize() override;
 
   // cuda_streams.cpp
-  void do_begin_capture() override;
+  void do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) override;
   std::unique_ptr<CapturedWork> do_end_capture() override;
 
   // cuda_ntt.cpp

@@ -2,6 +2,7 @@
 // a CUDA Graph (graph.h). Neither touches the ring ops: an op only asks stream() for the lane of
 // the calling thread.
 
+#include "backend/capture_arena.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend_impl.h"
 
@@ -39,8 +40,14 @@ void CudaBackend::join() {
   fork_.join();
 }
 
-void CudaBackend::do_begin_capture() {
-  capture_ = std::make_unique<StreamCapture>(dev_, alloc_);
+void CudaBackend::do_begin_capture(std::shared_ptr<CaptureWorkspace> workspace) {
+  capture_ = std::make_unique<StreamCapture>(dev_, alloc_, std::move(workspace));
+}
+
+// Every replay is a launch on the device's one stream (GraphWork::replay), so the graphs of a
+// sequence never run at the same time, whichever threads replay them.
+std::shared_ptr<CaptureWorkspace> CudaBackend::make_capture_workspace() {
+  return std::make_shared<CaptureWorkspace>(alloc_);
 }
 
 std::unique_ptr<CapturedWork> CudaBackend::do_end_capture() {

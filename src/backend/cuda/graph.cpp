@@ -76,10 +76,11 @@ class GraphWork final : public CapturedWork {
 
 }  // namespace
 
-StreamCapture::StreamCapture(std::shared_ptr<Device> dev, std::shared_ptr<Allocator> upstream)
+StreamCapture::StreamCapture(std::shared_ptr<Device> dev, std::shared_ptr<Allocator> upstream,
+                             std::shared_ptr<CaptureWorkspace> workspace)
     : dev_(std::move(dev)) {
   dev_->synchronize();
-  arena_ = std::make_shared<CaptureArena>(std::move(upstream));
+  arena_ = std::make_shared<CaptureArena>(std::move(upstream), std::move(workspace));
   arena_->set_fork(&dev_->fork_state());
   dev_->set_capture(arena_.get());
   const cudaError_t err = cudaStreamBeginCapture(dev_->stream(), cudaStreamCaptureModeRelaxed);

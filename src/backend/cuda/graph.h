@@ -19,8 +19,10 @@ namespace theo::cuda {
 class StreamCapture {
  public:
   // Waits for the stream's earlier work (so that nothing of it is mistaken for captured work and
-  // the pool's earlier frees are complete), opens an arena over `upstream` and begins the capture.
-  StreamCapture(std::shared_ptr<Device> dev, std::shared_ptr<Allocator> upstream);
+  // the pool's earlier frees are complete), opens an arena over `upstream` (sharing scratch with
+  // `workspace`'s other captures when not null) and begins the capture.
+  StreamCapture(std::shared_ptr<Device> dev, std::shared_ptr<Allocator> upstream,
+                std::shared_ptr<CaptureWorkspace> workspace);
   ~StreamCapture();
   StreamCapture(const StreamCapture&) = delete;
   StreamCapture& operator=(const StreamCapture&) = delete;
