@@ -7,14 +7,22 @@
 // Iteration (level L; d = depth of the sigmoid):
 //   inner products  s = sum_j Z_j (x) q_j, relinearized once (L - 1); rotate-and-sum over the W
 //                   columns: column 0 of row r holds z_r . q
-//   sigmoid         gamma p(-kappa s) at column 0 (the mask, with gamma, rides in the
-//                   polynomial's first products: L - 1 - d); rotate-and-sum replicates it over
-//                   the row
-//   gradient        P_j = Z_j (x) sigmoid (L - 2 - d); rotate-and-sum over the B rows (strides
-//                   W, 2W, ..., n/2), batched over the C ciphertexts step by step: gamma g_j in
-//                   every row
+//   sigmoid         sqrt(gamma) p(-kappa s) at column 0 (the mask, with sqrt(gamma), rides in
+//                   the polynomial's first products: L - 1 - d); rotate-and-sum replicates it
+//                   over the row
+//   gradient        P_j = Y_j (x) sigmoid (L - 2 - d), Y_j = sqrt(gamma) Z_j (the batch's
+//                   second copy); rotate-and-sum over the B rows (strides W, 2W, ..., n/2),
+//                   batched over the C ciphertexts step by step: gamma g_j in every row
 //   update          w+ = kappa q + gamma g, q+ = w+ + rho w (kappa, rho: constant plaintexts, so
 //                   that a captured iteration takes another iteration's values)
+// gamma = learning_rate / B (2^-12.3 at B = 1024) is split between the two factors of the
+// gradient's products. The noise the sigmoid phase adds (its rescales and the replicating
+// rotations' key switches, ~2^-21 per slot at N = 2^16, Delta = 2^40) does not scale with the
+// values: with all of gamma in the mask those values would be ~2^-13, the noise 2^-8 of them,
+// and summed over the B rows it would set the weights' error (11.6 bits after 32 iterations on
+// bootparam_40). With sqrt(gamma) on each side the sigmoid's values are 2^6 larger and the data's
+// encryption noise (of the same absolute size) is 2^-16 of its values: both well below the
+// gradient's own rotate-and-sum noise, which now sets the error.
 // Bootstrapping (where the plan says, floor level 1): the 2C ciphertexts are packed into one
 // full-slot ciphertext X, block b (w_j: b = j, q_j: b = C + j) in the rows r = b mod 2C, with the
 // factors the refreshed iteration needs (bootstrap_scale x rho, bootstrap_scale x kappa) in the
@@ -29,6 +37,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -99,6 +108,9 @@ class HelrHan final : public HelrForm {
     return {plan_.steps[t].level_in, refreshed(t) ? plan_.steps[t - 1].level_out : 0, refreshed(t)};
   }
   u32 dsig() const { return iteration_depth_ - 2; }
+  // gamma = split_gamma()^2: half in the sigmoid's mask, half in the gradient's data (see the
+  // header).
+  double split_gamma() const { return std::sqrt(gamma()); }
   Consts make_consts(u32 t) const;
   // Slot values 1 / bootstrap_scale on the rows r = c mod 2C.
   Plaintext row_mask(u32 c, double value, u32 level) const;
@@ -186,7 +198,7 @@ HelrHan::Consts HelrHan::make_consts(u32 t) const {
   const MonomialSeries p = sigma_.composed_with_scale(fresh ? -1.0 : -kappa(t));
   std::vector<Cx> mask(slots_, 0);
   for (u32 r = 0; r < cfg_.batch; ++r)
-    mask[static_cast<std::size_t>(r) * width_] = gamma();
+    mask[static_cast<std::size_t>(r) * width_] = split_gamma();
   k.sigmoid = std::make_unique<MaskedPolynomial>(encoder_, p, mask, L - 1, slots_);
   if (!fresh) {
     k.kappa = constant(kappa(t), L);
@@ -249,6 +261,8 @@ Helr::Batch HelrHan::encrypt_batch(Encryptor& enc, std::span<const double> x,
             y * x[static_cast<std::size_t>(r) * f + j * width_ + c];
     }
     out.inner.push_back(enc.encrypt(encoder_.encode(z, l_inner)));
+    for (double& v : z)
+      v *= split_gamma();
     out.gradient.push_back(enc.encrypt(encoder_.encode(z, l_grad)));
   }
   return out;
