@@ -7,14 +7,23 @@
 // Iteration (level L; d = depth of the sigmoid):
 //   inner products  s = sum_j Z_j (x) q_j, relinearized once (L - 1); rotate-and-sum over the W
 //                   columns: column 0 of row r holds z_r . q
-//   sigmoid         gamma p(-kappa s) at column 0 (the mask, with gamma, rides in the
-//                   polynomial's first products: L - 1 - d); rotate-and-sum replicates it over
-//                   the row
-//   gradient        P_j = Z_j (x) sigmoid (L - 2 - d); rotate-and-sum over the B rows (strides
-//                   W, 2W, ..., n/2), batched over the C ciphertexts step by step: gamma g_j in
-//                   every row
+//   sigmoid         sqrt(gamma) p(-kappa s) at column 0 (the mask, with sqrt(gamma), rides in
+//                   the polynomial's first products: L - 1 - d); rotate-and-sum replicates it
+//                   over the row
+//   gradient        P_j = Y_j (x) sigmoid (L - 2 - d), Y_j = sqrt(gamma) Z_j (the batch's
+//                   second copy); rotate-and-sum over the B rows (strides W, 2W, ..., n/2),
+//                   batched over the C ciphertexts step by step: gamma g_j in every row
 //   update          w+ = kappa q + gamma g, q+ = w+ + rho w (kappa, rho: constant plaintexts, so
 //                   that a captured iteration takes another iteration's values)
+// (w, q and gamma g scaled by kStateGain throughout: see it below.)
+// gamma = learning_rate / B (2^-12.3 at B = 1024) is split between the two factors of the
+// gradient's products. The noise the sigmoid phase adds (its rescales and the replicating
+// rotations' key switches, ~2^-21 per slot at N = 2^16, Delta = 2^40) does not scale with the
+// values: with all of gamma in the mask those values would be ~2^-13, the noise 2^-8 of them,
+// and summed over the B rows it would set the weights' error (11.6 bits after 32 iterations on
+// bootparam_40). With sqrt(gamma) on each side the sigmoid's values are 2^6 larger and the data's
+// encryption noise (of the same absolute size) is 2^-16 of its values: both well below the
+// gradient's own rotate-and-sum noise, which now sets the error.
 // Bootstrapping (where the plan says, floor level 1): the 2C ciphertexts are packed into one
 // full-slot ciphertext X, block b (w_j: b = j, q_j: b = C + j) in the rows r = b mod 2C, with the
 // factors the refreshed iteration needs (bootstrap_scale x rho, bootstrap_scale x kappa) in the
@@ -29,6 +38,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -99,6 +109,17 @@ class HelrHan final : public HelrForm {
     return {plan_.steps[t].level_in, refreshed(t) ? plan_.steps[t - 1].level_out : 0, refreshed(t)};
   }
   u32 dsig() const { return iteration_depth_ - 2; }
+  // gamma = split_gamma()^2: half in the sigmoid's mask, half in the gradient's data (see the
+  // header).
+  double split_gamma() const { return std::sqrt(gamma()); }
+  // The state holds kStateGain x (w, q): the gradient's products then carry kStateGain x gamma
+  // (in the sigmoid's mask), so the noise the gradient's rotate-and-sum adds (absolute: the
+  // product's rescale and the first rotations' key switches, summed over the B rows) is that much
+  // smaller against the weights. The inner products come out kStateGain x larger (the sigmoid's
+  // composition divides by it), the packing masks divide by it, the unpacking's multiply by it,
+  // decrypt_weights divides by it. A larger gain would shrink the first product of the sigmoid's
+  // cubic term (c3 x) until its rescale noise, multiplied by x^2, took over (estimated near 2^3).
+  static constexpr double kStateGain = 4;
   Consts make_consts(u32 t) const;
   // Slot values 1 / bootstrap_scale on the rows r = c mod 2C.
   Plaintext row_mask(u32 c, double value, u32 level) const;
@@ -162,8 +183,8 @@ HelrHan::HelrHan(std::shared_ptr<const Context> ctx, const HelrConfig& cfg)
   for (u32 t = 0; t < cfg.iterations; ++t)
     consts_.push_back(make_consts(t));
   if (plan_.bootstraps > 0) {
-    // 1 / (bootstrap_scale x the copies the unpacking sums).
-    const double unpack = 1 / (cfg.bootstrap_scale * (cfg.batch / (2 * cts_)));
+    // kStateGain / (bootstrap_scale x the copies the unpacking sums).
+    const double unpack = kStateGain / (cfg.bootstrap_scale * (cfg.batch / (2 * cts_)));
     for (u32 c = 0; c < 2 * cts_; ++c) {
       rows_out_.push_back(row_mask(c, unpack, o));
       rows_data_.push_back(row_mask(c, unpack, o + 1));
@@ -183,10 +204,10 @@ HelrHan::Consts HelrHan::make_consts(u32 t) const {
   const u32 L = plan_.steps[t].level_in;
   const bool fresh = refreshed(t);
   // After a bootstrapping kappa is in the pack (the inner products read kappa q).
-  const MonomialSeries p = sigma_.composed_with_scale(fresh ? -1.0 : -kappa(t));
+  const MonomialSeries p = sigma_.composed_with_scale((fresh ? -1.0 : -kappa(t)) / kStateGain);
   std::vector<Cx> mask(slots_, 0);
   for (u32 r = 0; r < cfg_.batch; ++r)
-    mask[static_cast<std::size_t>(r) * width_] = gamma();
+    mask[static_cast<std::size_t>(r) * width_] = split_gamma() * kStateGain;
   k.sigmoid = std::make_unique<MaskedPolynomial>(encoder_, p, mask, L - 1, slots_);
   if (!fresh) {
     k.kappa = constant(kappa(t), L);
@@ -195,9 +216,9 @@ HelrHan::Consts HelrHan::make_consts(u32 t) const {
     const u32 lp = plan_.steps[t - 1].level_out;
     const double sc = cfg_.bootstrap_scale;
     for (u32 j = 0; j < cts_; ++j)
-      k.pack.push_back(row_mask(j, sc * rho(t), lp));
+      k.pack.push_back(row_mask(j, sc * rho(t) / kStateGain, lp));
     for (u32 j = 0; j < cts_; ++j)
-      k.pack.push_back(row_mask(cts_ + j, sc * kappa(t), lp));
+      k.pack.push_back(row_mask(cts_ + j, sc * kappa(t) / kStateGain, lp));
   }
   return k;
 }
@@ -249,6 +270,8 @@ Helr::Batch HelrHan::encrypt_batch(Encryptor& enc, std::span<const double> x,
             y * x[static_cast<std::size_t>(r) * f + j * width_ + c];
     }
     out.inner.push_back(enc.encrypt(encoder_.encode(z, l_inner)));
+    for (double& v : z)
+      v *= split_gamma();
     out.gradient.push_back(enc.encrypt(encoder_.encode(z, l_grad)));
   }
   return out;
@@ -274,7 +297,7 @@ std::vector<double> HelrHan::decrypt_weights(const Decryptor& dec, const Helr::S
   for (u32 j = 0; j < cts_; ++j) {
     const auto v = encoder_.decode(dec.decrypt(s.w[j]));
     for (u32 c = 0; c < width_; ++c)
-      w[j * width_ + c] = v[c].real();  // row 0 (every row holds the same weights)
+      w[j * width_ + c] = v[c].real() / kStateGain;  // row 0 (every row holds the same weights)
   }
   return w;
 }
