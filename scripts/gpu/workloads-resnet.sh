@@ -69,8 +69,8 @@ for r in ${RUNS:-smoke relu_bootparam_40 relu_n16_s35_t4 quadratic_bootparam_40}
       run relu_bootparam_40 "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 100 --graph \
         --eager-count 10 --profile ;;
     relu_n16_s35_t4)
-      run relu_n16_s35_t4 "${relu[@]}" --preset n16_s35_t4 "${keys[@]}" --count 30 --graph \
-        --eager-count 5 ;;
+      run relu_n16_s35_t4 "${relu[@]}" --preset n16_s35_t4 "${keys[@]}" --count 100 --graph \
+        --eager-count 10 --profile ;;
     relu_bootparam_40_short)
       run relu_bootparam_40_short "${relu[@]}" --preset bootparam_40 "${keys[@]}" --count 20 \
         --graph ;;
