@@ -475,11 +475,12 @@ def test_polling_stream_metrics_schema(env: Env) -> None:
     s.close()
 
 
-def test_map_keeps_jobs_submitted_results_in_order(env: Env) -> None:
+def test_map_keeps_jobs_submitted_results_in_order(env: Env, monkeypatch) -> None:
     # One client, several jobs in flight (HttpSession.map): every job's results come back in the
     # order of its inputs, bit-identical to in-process evaluation, into a CPU host Context too;
-    # with in_flight=1 a key allowed one job in flight runs the same loop (each job is delivered,
-    # its slot free, before the next is submitted).
+    # the results of the jobs in flight download at once, each job's stream on a connection of
+    # its own; with in_flight=1 a key allowed one job in flight runs the same loop (each job is
+    # delivered, its slot free, before the next is submitted).
     c = env.client("dave")
     k = _keys()
     s = c.open_session(k)
@@ -488,8 +489,36 @@ def test_map_keeps_jobs_submitted_results_in_order(env: Env) -> None:
     want = [[w.to_bytes() for w in circuits.evaluate_in_process("square", k.context,
                                                                 k.session_keys(), b)]
             for b in batches]
-    got = [[o.to_bytes() for o in outs] for outs in s.map("square", batches, in_flight=3)]
-    assert got == want
+    # Each download waits (bounded) until as many as the jobs in flight were under way at once,
+    # and counts the connections the downloads used.
+    fetch = serve.HttpJob.result
+    cond = threading.Condition()
+    seen = {"now": 0, "most": 0, "meet": 1, "unmet": 0}
+    conns: set[int] = set()
+
+    def result(job, *a, **kw):
+        with cond:
+            seen["now"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+            cond.notify_all()
+            if not cond.wait_for(lambda: seen["most"] >= seen["meet"], timeout=60):
+                seen["unmet"] += 1
+        try:
+            out = fetch(job, *a, **kw)
+            conns.add(id(c._local.conn))
+            return out
+        finally:
+            with cond:
+                seen["now"] -= 1
+
+    monkeypatch.setattr(serve.HttpJob, "result", result)
+    for n in (1, 2, 3):
+        seen.update(most=0, meet=n)
+        conns.clear()
+        got = [[o.to_bytes() for o in outs] for outs in s.map("square", batches, in_flight=n)]
+        assert got == want, n
+        assert seen["unmet"] == 0 and seen["most"] == n and len(conns) == n, (n, seen, conns)
+    monkeypatch.setattr(serve.HttpJob, "result", fetch)
     host_ctx = _ctx()
     outs = list(s.map("square", iter(batches), in_flight=2, host=True, host_context=host_ctx))
     assert all(isinstance(h, th.HostCiphertext) for o in outs for h in o)
@@ -498,4 +527,24 @@ def test_map_keeps_jobs_submitted_results_in_order(env: Env) -> None:
     assert [[o.to_bytes() for o in outs]
             for outs in one.map("square", batches, in_flight=1)] == want
     one.close()
+    # Left early while jobs 1 and 2 download (job 0's download waits until all three are under
+    # way): they are cancelled (their downloads end) or delivered; either way none is left on
+    # the server.
+    monkeypatch.setattr(serve.HttpJob, "result", result)
+    seen.update(most=0, meet=3)
+    jobs: list[serve.HttpJob] = []
+    submit = serve.HttpSession.submit
+
+    def record(self, *a, **kw):
+        jobs.append(submit(self, *a, **kw))
+        return jobs[-1]
+
+    monkeypatch.setattr(serve.HttpSession, "submit", record)
+    stream = s.map("square", batches, in_flight=3)
+    assert [o.to_bytes() for o in next(stream)] == want[0]
+    stream.close()
+    assert len(jobs) == 3 and seen["unmet"] == 0 and seen["now"] == 0
+    for job in jobs:
+        with pytest.raises(serve.SessionError):
+            job.status()
     s.close()

@@ -340,44 +340,74 @@ def test_metrics_are_valid_prometheus_text() -> None:
     assert {s.labels.get("quantile") for s in lat if "quantile" in s.labels} == {"0.5", "0.99"}
 
 
-# ---- Session.map: the next jobs stay submitted while one job's results come back ---------------
+# ---- Session.map: the next jobs stay submitted while the results of the jobs in flight come back
 class _FakeJob:
     def __init__(self, session: "_FakeSession", batch: list[int]) -> None:
         self.session, self.batch = session, batch
+        self.cancelled = threading.Event()
 
     def result(self, timeout_s=None, *, host=False, host_context=None) -> list[int]:
-        s = self.session
-        with s.lock:
-            s.max_outstanding = max(s.max_outstanding, s.outstanding)
-            s.outstanding -= 1
-        if self.batch[0] in s.lose:
-            s.lose.discard(self.batch[0])
-            raise serve.ServerUnavailableError("result stream broken (test)")
-        return [2 * x for x in self.batch]
+        """A download: counted while under way; waits (bounded) until `meet` downloads were
+        under way at once, and, for a batch in `block`, until the job is cancelled."""
+        s, first = self.session, self.batch[0]
+        with s.cond:
+            s.downloading += 1
+            s.started.add(first)
+            s.max_downloading = max(s.max_downloading, s.downloading)
+            s.cond.notify_all()
+            if not s.cond.wait_for(lambda: s.max_downloading >= s.meet, timeout=10):
+                s.unmet += 1
+        try:
+            if first in s.block:
+                assert self.cancelled.wait(10), "a blocked job was never cancelled"
+                raise serve.SessionError("job: unknown job (cancelled, test)")
+            if first in s.fail:
+                with s.cond:  # fails once the next job's download is under way too
+                    s.cond.wait_for(lambda: first + 1 in s.started, timeout=10)
+                raise JobError("job: the circuit failed (test)")
+            if first in s.lose:
+                s.lose.discard(first)
+                raise serve.ServerUnavailableError("result stream broken (test)")
+            time.sleep(s.hold_s)
+            return [2 * x for x in self.batch]
+        finally:
+            with s.cond:
+                s.downloading -= 1
+                s.outstanding -= 1
 
     def cancel(self) -> None:
-        with self.session.lock:
+        with self.session.cond:
             self.session.cancelled.append(self.batch[0])
-            self.session.outstanding -= 1
+        self.cancelled.set()
 
 
 class _FakeSession(serve.session.ClientSession):
-    """submit/run of a client without a server: counts the jobs submitted and not delivered."""
+    """submit/run of a client without a server: counts the jobs submitted and not delivered and
+    the downloads under way at once."""
 
-    def __init__(self, lose: set[int] = frozenset()) -> None:
+    def __init__(self, lose: set[int] = frozenset(), *, meet: int = 1,
+                 block: set[int] = frozenset(), fail: set[int] = frozenset(),
+                 hold_s: float = 0.0) -> None:
         super().__init__(None, "s", dataclasses.make_dataclass("K", ["context", "upload"])(
             None, dataclasses.make_dataclass("U", ["fingerprint"])("f")))
         self.outstanding = self.max_outstanding = 0
+        self.downloading = self.max_downloading = self.unmet = 0
         self.submitted: list[int] = []
+        self.started: set[int] = set()  # the batches whose download began
         self.cancelled: list[int] = []
         self.reran: list[int] = []
-        self.lose = set(lose)
-        self.lock = threading.Lock()  # submit runs on map's thread, result on the caller's
+        self.lose, self.block, self.fail = set(lose), set(block), set(fail)
+        self.meet, self.hold_s = meet, hold_s
+        self.submit_threads: set[str] = set()
+        # submit runs on map's submitting thread, result on its fetching threads
+        self.cond = threading.Condition()
 
     def submit(self, circuit, cts, *, args=None, timeout_s=None) -> _FakeJob:
-        with self.lock:
+        with self.cond:
             self.outstanding += 1
+            self.max_outstanding = max(self.max_outstanding, self.outstanding)
             self.submitted.append(cts[0])
+            self.submit_threads.add(threading.current_thread().name)
         return _FakeJob(self, list(cts))
 
     def run(self, circuit, cts, *, args=None, timeout_s=None, host=False, host_context=None):
@@ -387,7 +417,9 @@ class _FakeSession(serve.session.ClientSession):
 
 @pytest.mark.parametrize("in_flight", [1, 2, 3])
 def test_session_map_keeps_in_flight_jobs_submitted_in_order(in_flight: int) -> None:
-    s = _FakeSession(lose={4})
+    # The first in_flight jobs' downloads wait for each other (meet): they must be under way at
+    # once, each on a thread of its own, yet the results come back in the order of the batches.
+    s = _FakeSession(lose={4}, meet=in_flight, hold_s=0.002)
     taken: list[int] = []
 
     def batches():
@@ -397,32 +429,67 @@ def test_session_map_keeps_in_flight_jobs_submitted_in_order(in_flight: int) -> 
 
     got = []
     for out in s.map("double", batches(), in_flight=in_flight):
-        # Read lazily: never more than in_flight batches taken past the ones delivered.
+        # Read lazily: never more than in_flight batches taken past the ones delivered (and so
+        # never more than in_flight jobs' results held by map).
         assert len(taken) <= len(got) + in_flight
+        assert len(s.submitted) <= len(got) + in_flight
         got.append(out)
     assert got == [[2 * i, 20 + 2 * i] for i in range(7)]
-    assert s.max_outstanding == min(in_flight, 7)
+    assert s.unmet == 0 and s.max_downloading == in_flight
+    assert s.max_outstanding <= in_flight
+    assert s.submitted == list(range(7)) and len(s.submit_threads) == 1  # submitted in order
     assert s.reran == [4]  # the job whose results were lost ran again, through run()
-    assert s.outstanding == 0 and s.cancelled == []
+    assert s.outstanding == 0 and s.downloading == 0 and s.cancelled == []
     with pytest.raises(ValueError, match="in_flight"):
         next(s.map("double", batches(), in_flight=0))
 
 
+def test_session_map_one_in_flight_downloads_one_job_at_a_time() -> None:
+    s = _FakeSession(hold_s=0.005)
+    assert list(s.map("double", ([i] for i in range(4)), in_flight=1)) == [[0], [2], [4], [6]]
+    assert s.max_downloading == 1 and s.max_outstanding == 1
+
+
 def test_session_map_left_early_cancels_the_jobs_submitted_ahead() -> None:
-    s = _FakeSession()
+    # Jobs 1 and 2 are downloading (blocked until cancelled; job 0's download waits until all
+    # three are under way) when the loop is left: both are cancelled, their downloads end,
+    # nothing runs again, and close() returns once they have.
+    s = _FakeSession(block={1, 2}, meet=3)
     stream = s.map("double", ([i] for i in range(10)), in_flight=3)
     assert next(stream) == [0]
     stream.close()
     # in_flight counts the job being delivered: jobs 1 and 2 were submitted ahead of job 0's.
     assert s.submitted == [0, 1, 2] and sorted(s.cancelled) == [1, 2]
-    assert s.outstanding == 0
+    assert s.downloading == 0 and s.outstanding == 0 and s.reran == []
+
+
+def test_session_map_a_failed_job_raises_in_order_and_cancels_the_jobs_ahead() -> None:
+    # Job 2 fails (not a lost connection: no rerun) while job 3 downloads: jobs 0 and 1 are
+    # delivered first, then map raises the job's error; job 3, submitted ahead and blocked, is
+    # cancelled.
+    s = _FakeSession(fail={2}, block={3})
+    got = []
+    with pytest.raises(JobError, match="circuit failed"):
+        for out in s.map("double", ([i] for i in range(6)), in_flight=2):
+            got.append(out)
+    assert got == [[0], [2]]
+    assert s.cancelled == [3] and s.reran == [] and s.downloading == 0
+    assert s.submitted == [0, 1, 2, 3]
+
+
+def test_session_map_a_lost_job_runs_again_while_the_next_downloads() -> None:
+    # Job 0's results are lost: it runs again (run()) on its fetching thread, job 1's download
+    # under way meanwhile; the order of the results stays that of the batches.
+    s = _FakeSession(lose={0}, meet=2)
+    assert list(s.map("double", ([i] for i in range(3)), in_flight=2)) == [[0], [2], [4]]
+    assert s.reran == [0] and s.unmet == 0
 
 
 def test_bench_http_clients_warm_up_one_job_at_a_time_then_keep_jobs_in_flight() -> None:
     from theodosian.serve.bench import run_load
     from theodosian.serve.bench_http import _client_jobs
 
-    sessions = [_FakeSession(), _FakeSession()]
+    sessions = [_FakeSession(meet=2), _FakeSession(meet=2)]  # two downloads at once
     last: dict[int, list[int]] = {}
     job = _client_jobs(sessions, "double", [1, 2], None, 2, 1, 3, last)
     res = run_load(job, clients=2, jobs_per_client=3, warmup=1)

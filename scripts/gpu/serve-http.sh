@@ -7,11 +7,15 @@
 # (the library called directly), through the Ray client, and through HTTP (each client its own
 # HttpClient; results stream back chunk by chunk as the GPU finishes them), each Ray / HTTP
 # configuration once per IN_FLIGHT value (jobs a client keeps submitted: 1, Session.run in a loop;
-# 2, Session.map, the next job waiting on the server while a job's results come back). Every
-# client's last result and each path's first are compared bit for bit with in-process evaluation.
-# About 4 minutes on one H100 or H200 (keys ~30 s, cluster and API ~30 s, the 4.4 GiB key upload
-# over HTTP ~20-36 s, the measurements ~90 s with IN_FLIGHT=1,2); stops at TIME_LIMIT_S keeping
-# what it measured.
+# 2 or 3, Session.map, the next jobs waiting on the server while the results of the jobs in flight
+# download, each job's on a connection of its own). Every client's last result and each path's
+# first are compared bit for bit with in-process evaluation.
+# About 5 minutes on one H100 or H200 (set-up ~60 s, keys ~30 s, cluster and API ~30 s, the 4.4 GiB
+# key upload over HTTP ~20-36 s, the measurements ~2 minutes with IN_FLIGHT=1,2,3: 14
+# configurations of 16 jobs); JOBS=64 makes each configuration ~14-24 s, ~4-6 minutes of
+# measurements, under 9 minutes in all. The benchmark stops at TIME_LIMIT_S (default 460 s, its
+# own set-up included) keeping what it measured; the last configuration (16 clients, HTTP, the
+# most in flight) is the first to go.
 #
 #   scripts/gpu/serve-http.sh [CARRY_DIR]     (default .carry/serve; run from anywhere in the repo)
 #
@@ -23,10 +27,10 @@
 # Environment: CLIENTS (default 1,16), BATCH (operations per job, default 16), CHUNK (operations
 # per chunk: the unit in which results stream back, default 1), JOBS (jobs per configuration split
 # over the clients, default 16, at least MIN_JOBS=2 per client), PATHS (default
-# in_process,ray,http), IN_FLIGHT (jobs in flight per Ray / HTTP client, a list, default 1,2),
+# in_process,ray,http), IN_FLIGHT (jobs in flight per Ray / HTTP client, a list, default 1,2,3),
 # HTTP_REPLICAS (ingress replicas, default 1), PRESET (default
 # bootparam_40), OBJECT_STORE_MB (default 40000: the key upload is kept twice and results are in
-# flight), TIME_LIMIT_S (default 420), PYTHON (default python3), TOPIC (default serve), EXTRA_ARGS
+# flight), TIME_LIMIT_S (default 460), PYTHON (default python3), TOPIC (default serve), EXTRA_ARGS
 # (more options of `python -m theodosian.serve bench-http`).
 # A rehearsal without a GPU (stage with STAGE_CUDA=OFF):
 #   ALLOW_CPU=1 PRESET=test_boot_n12 CLIENTS=1,2 BATCH=2 JOBS=2 MIN_JOBS=1 OBJECT_STORE_MB=400 \
@@ -45,12 +49,12 @@ smi=$!
 say "bench-http: preset ${PRESET:-bootparam_40}, clients ${CLIENTS:-1,16}, batch ${BATCH:-16}," \
   "chunk ${CHUNK:-1}"
 # shellcheck disable=SC2086  # EXTRA_ARGS is a list of options
-timeout -s INT -k 10 "${TIME_LIMIT_S:-420}" "$PY" -m theodosian.serve bench-http \
+timeout -s INT -k 10 "${TIME_LIMIT_S:-460}" "$PY" -m theodosian.serve bench-http \
   --preset "${PRESET:-bootparam_40}" --ops boot --clients "${CLIENTS:-1,16}" \
   --paths "${PATHS:-in_process,ray,http}" --gpus 1 --batch "${BATCH:-16}" \
   --chunk-groups "${CHUNK:-1}" --jobs "${JOBS:-16}" --min-jobs-per-client "${MIN_JOBS:-2}" \
   --num-cpus "$(nproc)" --object-store-mb "${OBJECT_STORE_MB:-40000}" --topic "${TOPIC:-serve}" \
-  --http-replicas "${HTTP_REPLICAS:-1}" --in-flight "${IN_FLIGHT:-1,2}" \
+  --http-replicas "${HTTP_REPLICAS:-1}" --in-flight "${IN_FLIGHT:-1,2,3}" \
   --out "$json" ${EXTRA_ARGS:-} 2>&1 | grep -v 'Token authentication' | tee -a "$OUTDIR/bench.log"
 rc=${PIPESTATUS[0]}
 say "bench-http exit $rc; results: $json"

@@ -6,8 +6,9 @@ the other: in-process (the library called directly, one circuit at a time on the
 worker), through the Ray client (serve.Client), and through HTTP (each client thread its own
 serve.HttpClient and connection, one session shared). Every client sends `jobs` jobs of `batch`
 operations and waits for each (in_flight 1: Session.run in a loop), or keeps `in_flight` of them
-submitted (Session.map: the next job waits on the server while a job's results come back; p50/p99
-are then from a job's submission to its results), once per value of `in_flight`; the results come
+submitted (Session.map: the next jobs wait on the server while the results of the jobs in flight
+download at once, each job's on a connection of its own; p50/p99 are then from a job's submission
+to its results), once per value of `in_flight`; the results come
 back as checked host ciphertexts (the clients share the workers' machine; a real client decrypts
 elsewhere).
 Records::
