@@ -129,6 +129,9 @@ WGraph make_graph(const SessionPtr& s, nb::object fn, nb::object inputs, const c
 struct WCaptureSequence {
   SessionPtr s;
   theo::CaptureSequence seq;
+  std::size_t size() const { return seq.size(); }
+  std::size_t workspace_bytes() const { return seq.workspace_bytes(); }
+  std::size_t free_bytes() const { return seq.free_bytes(); }
 };
 
 }  // namespace
@@ -211,14 +214,12 @@ void bind_graph(nb::module_& m, nb::class_<WContext>& context) {
           "fn"_a, "inputs"_a = nb::none(),
           "Context.capture, sharing scratch with the sequence's other graphs. Raises "
           "BackendError inside another capture.")
-      .def("__len__", [](const WCaptureSequence& q) { return q.seq.size(); })
-      .def_prop_ro(
-          "workspace_bytes", [](const WCaptureSequence& q) { return q.seq.workspace_bytes(); },
-          "Backend memory the sequence's graphs hold (outputs and shared scratch); 0 with graphs "
-          "off.")
-      .def_prop_ro(
-          "free_bytes", [](const WCaptureSequence& q) { return q.seq.free_bytes(); },
-          "Of which scratch that the next capture may take.");
+      .def("__len__", &WCaptureSequence::size)
+      .def_prop_ro("workspace_bytes", &WCaptureSequence::workspace_bytes,
+                   "Backend memory the sequence's graphs hold (outputs and shared scratch); 0 "
+                   "with graphs off.")
+      .def_prop_ro("free_bytes", &WCaptureSequence::free_bytes,
+                   "Of which scratch that the next capture may take.");
 
   context.def(
       "capture_sequence",

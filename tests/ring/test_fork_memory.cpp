@@ -11,29 +11,13 @@
 
 #include "backend/capture_arena.h"
 #include "backend/fork_state.h"
+#include "ring/counting_allocator.h"
 #include "ring/ring_test_util.h"
 #include "theo/backend/factory.h"
 #include "theo/errors.h"
 
 namespace theo::test {
 namespace {
-
-// Hands out distinct blocks and counts what comes back.
-class CountingAllocator final : public Allocator {
- public:
-  u32* allocate(std::size_t words) override {
-    blocks_.push_back(std::make_unique<u32[]>(words));
-    ++live_;
-    return blocks_.back().get();
-  }
-  void deallocate(u32*, std::size_t) noexcept override { --live_; }
-  bool host_accessible() const override { return true; }
-  int live() const { return live_; }
-
- private:
-  std::vector<std::unique_ptr<u32[]>> blocks_;
-  int live_ = 0;
-};
 
 TEST(ForkState, FreeRulesFollowTheLaneThatAllocated) {
   ForkState f;
