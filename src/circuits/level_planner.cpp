@@ -44,13 +44,16 @@ LevelBudget::LevelBudget(u32 refreshed_level, u32 floor_level)
   }
 }
 
+// The floor is the bootstrapper's input level: with SlotToCoeff first it takes its input above
+// level 0, and a span that ended lower could not be bootstrapped.
 LevelBudget LevelBudget::of(const Bootstrapper& boot, u32 unpack_depth) {
-  if (unpack_depth >= boot.output_level()) {
+  const u32 provided = boot.output_level() - boot.input_level();
+  if (unpack_depth >= provided) {
     throw LevelError("LevelBudget: unpacking " + std::to_string(unpack_depth) +
                      " level(s) after each bootstrapping leaves none of the " +
-                     std::to_string(boot.output_level()) + " it provides");
+                     std::to_string(provided) + " it provides");
   }
-  return LevelBudget(boot.output_level() - unpack_depth, 0);
+  return LevelBudget(boot.output_level() - unpack_depth, boot.input_level());
 }
 
 LevelBudget LevelBudget::without_bootstrapping(u32 floor_level) {

@@ -159,6 +159,11 @@ TEST(Bootstrap, SlotToCoeffFirst) {
     EXPECT_GT(boot.input_level(), 0u);
     EXPECT_EQ(ref.input_level(), 0u);
     EXPECT_EQ(boot.output_level() - boot.input_level(), ref.output_level() - ref.input_level());
+    // Planners stop a span at the input level, so the same steps fit between bootstrappings.
+    const LevelBudget budget = LevelBudget::of(boot, 1);
+    EXPECT_EQ(budget.floor_level(), boot.input_level());
+    EXPECT_EQ(budget.max_step_depth(), LevelBudget::of(ref, 1).max_step_depth());
+    EXPECT_FALSE(budget.fits(boot.input_level(), 1));
     const BootstrappingKeys keys = boot.generate_keys(kg, sk, false);
     const auto z = random_slots(slots);
     const Ciphertext out =

@@ -150,8 +150,8 @@ class LevelBudget {
   // refreshed_level: the level each span starts at after a bootstrapping (output level minus any
   // unpacking); floor_level: the lowest level a step may end on.
   LevelBudget(u32 refreshed_level, u32 floor_level = 0);
-  // The budget a Bootstrapper provides: output_level() - unpack_depth, floor 0. LevelError when
-  // unpack_depth leaves no level.
+  // The budget a Bootstrapper provides: output_level() - unpack_depth, floor input_level() (the
+  // level it takes its input at). LevelError when unpack_depth leaves no level.
   static LevelBudget of(const Bootstrapper& boot, u32 unpack_depth = 0);
   // A circuit without bootstrapping: every step must fit in the starting level.
   static LevelBudget without_bootstrapping(u32 floor_level = 0);
