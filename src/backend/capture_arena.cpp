@@ -1,8 +1,25 @@
 #include "backend/capture_arena.h"
 
+#include <utility>
+
 #include "theo/errors.h"
 
 namespace theo {
+
+namespace {
+
+// Best fit from a free list (words -> block), at most twice the request: polys of neighbouring
+// levels share blocks, while a small temporary does not pin a large one. {null, 0} if none.
+std::pair<u32*, std::size_t> take_best_fit(std::multimap<std::size_t, u32*>& list,
+                                           std::size_t words) {
+  const auto it = list.lower_bound(words);
+  if (it == list.end() || it->first > 2 * words) return {nullptr, 0};
+  const std::pair<u32*, std::size_t> block{it->second, it->first};
+  list.erase(it);
+  return block;
+}
+
+}  // namespace
 
 CaptureWorkspace::CaptureWorkspace(std::shared_ptr<Allocator> upstream)
     : upstream_(std::move(upstream)) {
@@ -22,10 +39,7 @@ void CaptureWorkspace::own(u32* ptr, std::size_t words) {
 
 std::pair<u32*, std::size_t> CaptureWorkspace::take(std::size_t words) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto it = free_.lower_bound(words);
-  if (it == free_.end() || it->first > 2 * words) return {nullptr, 0};
-  const std::pair<u32*, std::size_t> block{it->second, it->first};
-  free_.erase(it);
+  const auto block = take_best_fit(free_, words);
   free_words_ -= block.second;
   return block;
 }
@@ -79,23 +93,13 @@ void CaptureArena::keep(u32* ptr, std::size_t words) {
     owned_.push_back({ptr, words});
 }
 
-u32* CaptureArena::take(std::multimap<std::size_t, u32*>& list, std::size_t words) {
-  // Best fit, at most twice the request: polys of neighbouring levels share blocks, while a
-  // small temporary does not pin a large one.
-  const auto it = list.lower_bound(words);
-  if (it == list.end() || it->first > 2 * words) return nullptr;
-  u32* p = it->second;
-  list.erase(it);
-  return p;
-}
-
 u32* CaptureArena::allocate(std::size_t words) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!open_) return upstream_->allocate(words);
   const bool forked = fork_ != nullptr && fork_->open();
-  u32* p = take(free_, words);
+  u32* p = take_best_fit(free_, words).first;
   if (p == nullptr && forked)
-    p = take(lane_free_[fork_->lane() == ForkState::Lane::kBranch ? 1 : 0], words);
+    p = take_best_fit(lane_free_[fork_->lane() == ForkState::Lane::kBranch ? 1 : 0], words).first;
   if (p == nullptr && shared_) {
     // Scratch of an earlier capture of the sequence: every op that touched it runs before this
     // capture's work, so either lane of a fork may take it, like a block freed before the fork.

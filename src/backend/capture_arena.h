@@ -126,8 +126,6 @@ class CaptureArena final : public Allocator {
   std::multimap<std::size_t, u32*> lane_free_[2];  // freed by the lane that made them (in a fork)
   std::multimap<std::size_t, u32*> held_;          // freed in a fork, reusable after join()
 
-  // Best fit from `list`, at most twice the request; null if none.
-  static u32* take(std::multimap<std::size_t, u32*>& list, std::size_t words);
   // Keeps a block until the arena (or, with one, the workspace) dies.
   void keep(u32* ptr, std::size_t words);
 };

@@ -95,9 +95,12 @@ class HelrSparse final : public HelrForm {
   }
   Consts make_consts(u32 t) const;
   Plaintext half_mask(u32 level, bool first, double value) const;
-  // Left rotations by 0, W, ..., (C - 1) W: the weights' (or the sigmoid's) blocks moved onto the
-  // data's groups; [0] is the input itself.
-  std::vector<Ciphertext> block_shifts(const Ciphertext& ct) const;
+  // Left rotations by W, ..., (C - 1) W: what moves the weights' (or the sigmoid's) blocks onto
+  // the data's groups of ciphertexts 1 .. C - 1.
+  std::vector<int> block_shift_steps() const;
+  // sum_c data[c] . shift_c(x) (shift_0 = x itself, the others hoisted rotations), relinearized
+  // once and rescaled: both reductions' products.
+  Ciphertext shifted_product_sum(const std::vector<Ciphertext>& data, const Ciphertext& x) const;
   std::vector<Phase<Io>> phases(u32 t) const;
   u32 key_switches() const;
 
@@ -188,9 +191,7 @@ HelrSparse::Consts HelrSparse::make_consts(u32 t) const {
 
 std::vector<int> HelrSparse::rotations() const {
   const u32 radix = cfg_.reduction_radix;
-  std::vector<int> out;
-  for (u32 c = 1; c < cts_; ++c)
-    out.push_back(static_cast<int>(width_ * c));
+  std::vector<int> out = block_shift_steps();
   for (const int r : rotate_sum_rotations(1, width_, slots_, radix))
     out.push_back(r);
   for (const int r : rotate_sum_rotations(-1, width_, slots_, radix))
@@ -269,18 +270,24 @@ std::vector<double> HelrSparse::decrypt_weights(const Decryptor& dec, const Helr
   return w;
 }
 
-std::vector<Ciphertext> HelrSparse::block_shifts(const Ciphertext& ct) const {
-  std::vector<int> r;
+std::vector<int> HelrSparse::block_shift_steps() const {
+  std::vector<int> out;
   for (u32 c = 1; c < cts_; ++c)
-    r.push_back(static_cast<int>(width_ * c));
-  std::vector<Ciphertext> out;
-  out.reserve(cts_);
-  out.push_back(ev_.clone(ct));
-  if (!r.empty()) {
-    for (Ciphertext& c : ev_.rotate_hoisted(ct, r, keys_->galois))
-      out.push_back(std::move(c));
-  }
+    out.push_back(static_cast<int>(width_ * c));
   return out;
+}
+
+Ciphertext HelrSparse::shifted_product_sum(const std::vector<Ciphertext>& data,
+                                           const Ciphertext& x) const {
+  const std::vector<int> steps = block_shift_steps();
+  const std::vector<Ciphertext> shifted =
+      steps.empty() ? std::vector<Ciphertext>{} : ev_.rotate_hoisted(x, steps, keys_->galois);
+  std::vector<const Ciphertext*> d_ptr, x_ptr;
+  for (u32 c = 0; c < cts_; ++c) {
+    d_ptr.push_back(&data[c]);
+    x_ptr.push_back(c == 0 ? &x : &shifted[c - 1]);
+  }
+  return ev_.multiply_sum_relin_rescale(d_ptr, x_ptr, x.level(), keys_->relin);
 }
 
 // ---- phases -------------------------------------------------------------------------------------
@@ -305,13 +312,7 @@ void HelrSparse::phase_inner(Io& io, bool fresh) const {
   // (a) sum_c rows_c . shift_c(q), one relinearization, then each block's W slots summed into its
   // first; Re(z' . q) x kappa / bound = z . v / bound there.
   const Ciphertext& q = fresh ? io.q_split : io.q->front();
-  const std::vector<Ciphertext> qs = block_shifts(q);
-  std::vector<const Ciphertext*> a_ptr, q_ptr;
-  for (u32 c = 0; c < cts_; ++c) {
-    a_ptr.push_back(&(*io.rows)[c]);
-    q_ptr.push_back(&qs[c]);
-  }
-  const Ciphertext prod = ev_.multiply_sum_relin_rescale(a_ptr, q_ptr, q.level(), keys_->relin);
+  const Ciphertext prod = shifted_product_sum(*io.rows, q);
   const Ciphertext ip = rotate_sum(ev_, prod, 1, width_, keys_->galois, cfg_.reduction_radix);
   io.ip = ev_.add(ip, ev_.conjugate(ip, keys_->galois));
 }
@@ -325,13 +326,7 @@ void HelrSparse::phase_sigmoid(Io& io, u32 level) const {
 void HelrSparse::phase_gradient(Io& io) const {
   // (c) sum_c cols_c . shift_c(sig), one relinearization, then the sum over the blocks of each
   // residue mod C: gamma g replicated with period F/2 (the weights' layout).
-  const std::vector<Ciphertext> ss = block_shifts(io.sig);
-  std::vector<const Ciphertext*> z_ptr, s_ptr;
-  for (u32 c = 0; c < cts_; ++c) {
-    z_ptr.push_back(&(*io.cols)[c]);
-    s_ptr.push_back(&ss[c]);
-  }
-  const Ciphertext gp = ev_.multiply_sum_relin_rescale(z_ptr, s_ptr, io.sig.level(), keys_->relin);
+  const Ciphertext gp = shifted_product_sum(*io.cols, io.sig);
   io.g = rotate_sum(ev_, gp, static_cast<int>(cts_ * width_), cfg_.batch / cts_, keys_->galois,
                     cfg_.reduction_radix);
 }
